@@ -1,0 +1,85 @@
+"""ariadne_lc: does your LangGraph agent's reasoning drive its answers?
+
+Record live runs with :class:`AriadneCallbackHandler`, audit them with :class:`Auditor` (intervene on a
+step, replay the agent's own graph from its checkpoint in an isolated thread, score how far the
+answer moved), and read the scores as OpenTelemetry spans next to the agent trace.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from ariadne_lc.audit import Auditor, AuditReport, AuditResult, select_steps
+from ariadne_lc.errors import (
+    AriadneError,
+    ConfigurationError,
+    MissingExtraError,
+    NoCheckpointerError,
+    NoThoughtError,
+    NotReplayableError,
+    ReplayDidNotFinishError,
+    ReplayError,
+    StepNotFoundError,
+    StoreError,
+    TraceError,
+    TraceNotFoundError,
+)
+from ariadne_lc.interventions import Intervention, InterventionType, RuleCritic
+from ariadne_lc.recorder import AriadneCallbackHandler
+from ariadne_lc.replay import Replayer, ReplayResult, ToolPolicy
+from ariadne_lc.scoring import AnswerMatchScorer, Similarity, SimilarityMetrics
+from ariadne_lc.stats import Aggregate
+from ariadne_lc.store import (
+    InMemoryResultStore,
+    InMemoryTraceStore,
+    ResultStore,
+    SQLiteResultStore,
+    SQLiteTraceStore,
+    TraceStore,
+)
+from ariadne_lc.trace import CheckpointRef, SpanRef, Step, ToolCall, Trace
+
+try:
+    __version__ = version("ariadne-lc")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+    __version__ = "0.0.0"
+
+__all__ = [
+    "Aggregate",
+    "AnswerMatchScorer",
+    "AriadneCallbackHandler",
+    "AriadneError",
+    "AuditReport",
+    "AuditResult",
+    "Auditor",
+    "CheckpointRef",
+    "ConfigurationError",
+    "InMemoryResultStore",
+    "InMemoryTraceStore",
+    "Intervention",
+    "InterventionType",
+    "MissingExtraError",
+    "NoCheckpointerError",
+    "NoThoughtError",
+    "NotReplayableError",
+    "ReplayDidNotFinishError",
+    "ReplayError",
+    "ReplayResult",
+    "Replayer",
+    "ResultStore",
+    "RuleCritic",
+    "SQLiteResultStore",
+    "SQLiteTraceStore",
+    "Similarity",
+    "SimilarityMetrics",
+    "SpanRef",
+    "Step",
+    "StepNotFoundError",
+    "StoreError",
+    "ToolCall",
+    "ToolPolicy",
+    "Trace",
+    "TraceError",
+    "TraceNotFoundError",
+    "TraceStore",
+    "__version__",
+    "select_steps",
+]

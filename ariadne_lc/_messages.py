@@ -1,0 +1,118 @@
+"""Small, defensive readers of LangChain messages and LangGraph node outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage, convert_to_messages
+
+from ariadne_lc.trace import ToolCall
+
+__all__ = ["first_human_text", "last_ai_text", "messages_in", "thought_of", "tool_call_record", "tool_outputs"]
+
+
+def thought_of(message: AIMessage) -> str:
+    """The thought of a model turn: reasoning blocks first, then the visible text.
+
+    Reasoning models put their chain of thought in ``content_blocks`` of type ``reasoning``; the
+    visible ``text`` property leaves it out. Both belong to the thought.
+    """
+    reasoning: list[str] = []
+    if isinstance(message.content, list):
+        for block in message.content_blocks:
+            if block.get("type") == "reasoning":
+                text = block.get("reasoning")
+                if isinstance(text, str) and text:
+                    reasoning.append(text)
+    parts = [*reasoning, message.text] if message.text else reasoning
+    return "\n".join(parts).strip()
+
+
+def messages_in(output: Any) -> Iterator[BaseMessage]:
+    """The messages a node wrote: from a state dict, a ``Command`` or a list of either."""
+    if isinstance(output, BaseMessage):
+        yield output
+        return
+    if isinstance(output, dict):
+        value = output.get("messages")
+        if isinstance(value, BaseMessage):
+            yield value
+        elif isinstance(value, list | tuple):
+            yield from (m for m in value if isinstance(m, BaseMessage))
+        return
+    update = getattr(output, "update", None)  # langgraph.types.Command
+    if update is not None:
+        yield from messages_in(update)
+        return
+    if isinstance(output, list | tuple):
+        for item in output:
+            yield from messages_in(item)
+
+
+def _human_text(item: Any) -> str | None:
+    """The text of one input message if it is a human one, without building message objects."""
+    if isinstance(item, BaseMessage):
+        return item.text if isinstance(item, HumanMessage) else None
+    if isinstance(item, tuple | list) and len(item) == 2 and isinstance(item[0], str):
+        role, content = item
+    elif isinstance(item, dict) and "role" in item:
+        role, content = item["role"], item.get("content", "")
+    elif isinstance(item, str):
+        return item
+    else:
+        return None
+    if role not in ("user", "human"):
+        return None
+    if isinstance(content, str):
+        return content
+    try:  # content blocks
+        return convert_to_messages([(role, content)])[0].text
+    except (ValueError, TypeError, NotImplementedError):
+        return None
+
+
+def first_human_text(inputs: Any) -> str:
+    """The first human message of a graph input, in any of the shapes LangChain accepts."""
+    raw: Iterable[Any]
+    if isinstance(inputs, dict):
+        value = inputs.get("messages", ())
+        raw = [value] if isinstance(value, str | BaseMessage) else value
+    elif isinstance(inputs, list | tuple):
+        raw = inputs
+    else:
+        return ""
+    if not isinstance(raw, Iterable):
+        return ""
+    for item in raw:
+        text = _human_text(item)
+        if text is not None:
+            return text
+    return ""
+
+
+def last_ai_text(messages: Iterable[BaseMessage]) -> str | None:
+    """The text of the last AI message, the run's final answer."""
+    last = None
+    for m in messages:
+        if isinstance(m, AIMessage):
+            last = m
+    return None if last is None else last.text
+
+
+def tool_outputs(messages: Iterable[BaseMessage]) -> dict[str, ToolMessage]:
+    """Tool messages by the id of the call they answer."""
+    return {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+
+
+def tool_call_record(call: Any, outputs: dict[str, ToolMessage]) -> ToolCall:
+    """A model's tool call (a ``ToolCall`` dict) joined with the tool message that answered it."""
+    call_id = call.get("id")
+    message = outputs.get(call_id) if call_id else None
+    return ToolCall(
+        id=call_id,
+        name=call.get("name", ""),
+        args=dict(call.get("args") or {}),
+        output=None if message is None else message.text,
+        status=None if message is None else message.status,
+    )

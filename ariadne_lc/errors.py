@@ -1,0 +1,89 @@
+"""Every error a user of ariadne_lc can meet, in one place.
+
+::
+
+    AriadneError
+    ├── ConfigurationError        bad argument, unknown intervention, missing extra
+    │   └── MissingExtraError     an optional part is not installed (names the extra)
+    ├── TraceError
+    │   ├── StepNotFoundError     step index out of range
+    │   ├── NoThoughtError        the step has no thought text to intervene on
+    │   └── TraceNotFoundError    no trace with that id in the store
+    ├── ReplayError               the replay could not be run
+    │   ├── NoCheckpointerError   the graph was compiled without a checkpointer
+    │   ├── NotReplayableError    the history cannot be replayed (durability="exit", pruned, subgraph)
+    │   └── ReplayDidNotFinishError  the replay hit its turn limit or stopped at an interrupt
+    └── StoreError                a store could not read or write
+
+Everything derives from :class:`AriadneError`, so ``except AriadneError`` catches all of them.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AriadneError",
+    "ConfigurationError",
+    "MissingExtraError",
+    "NoCheckpointerError",
+    "NoThoughtError",
+    "NotReplayableError",
+    "ReplayDidNotFinishError",
+    "ReplayError",
+    "StepNotFoundError",
+    "StoreError",
+    "TraceError",
+    "TraceNotFoundError",
+]
+
+
+class AriadneError(Exception):
+    """Base class of all ariadne_lc errors."""
+
+
+class ConfigurationError(AriadneError, ValueError):
+    """An argument or setting is invalid; the message says which and what is allowed."""
+
+
+class MissingExtraError(ConfigurationError, ImportError):
+    """An optional part is used but its extra is not installed."""
+
+    def __init__(self, feature: str, extra: str, hint: str = "") -> None:
+        message = f"{feature} needs the '{extra}' extra: pip install 'ariadne-lc[{extra}]'"
+        super().__init__(f"{message}. {hint}" if hint else message)
+        self.extra = extra
+
+
+class TraceError(AriadneError):
+    """A trace cannot be used the way it was asked for."""
+
+
+class StepNotFoundError(TraceError, IndexError):
+    """The step index is outside the trace."""
+
+
+class NoThoughtError(TraceError):
+    """The step has no thought to intervene on (e.g. a bare tool call)."""
+
+
+class TraceNotFoundError(TraceError, KeyError):
+    """No trace with this id is in the store."""
+
+
+class ReplayError(AriadneError):
+    """The counterfactual replay could not be run."""
+
+
+class NoCheckpointerError(ReplayError):
+    """The graph has no checkpointer, so there is no history to fork from."""
+
+
+class NotReplayableError(ReplayError):
+    """The recorded step cannot be found in the graph's checkpoint history."""
+
+
+class ReplayDidNotFinishError(ReplayError):
+    """The replay did not reach the end of the graph."""
+
+
+class StoreError(AriadneError):
+    """A trace or result store failed."""

@@ -1,0 +1,172 @@
+"""Audit results as OpenTelemetry spans, next to the agent trace they evaluate.
+
+One span per audit, named ``evaluation causal_faithfulness``, kind INTERNAL, in a trace of its own,
+linked to the recorded agent span (link attribute ``ariadne.link.role = evaluated_trace``) and
+carrying the target ids as attributes for backends without links. Stages are child spans
+(``ariadne.intervene``, ``ariadne.replay``, ``ariadne.score``). The score is on the span
+(``gen_ai.evaluation.*`` and the OpenInference mirror) and in a ``gen_ai.evaluation.result`` event.
+
+Thoughts, answers and explanations are content: they are recorded only when content capture is on
+(the ``capture_content`` flag, or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), and
+pass through the ``redact`` hook first. The library only asks ``trace.get_tracer`` of the provider it
+is given (default: the global one); it never sets a global provider.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags, TracerProvider
+
+from ariadne_lc import semconv as sc
+from ariadne_lc.trace import SpanRef, Trace
+
+if TYPE_CHECKING:
+    from ariadne_lc.audit import AuditResult
+
+__all__ = ["CAPTURE_CONTENT_ENV", "EVALUATION_NAME", "AuditSpans", "Redactor", "link_to"]
+
+EVALUATION_NAME = "causal_faithfulness"
+SPAN_NAME = f"{sc.EVALUATION_OPERATION} {EVALUATION_NAME}"
+CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_SCOPE = "ariadne_lc"
+
+Redactor = Callable[[str], str]
+"""Applied to every piece of content before it is put on a span."""
+
+
+def _version() -> str:
+    from ariadne_lc import __version__
+
+    return __version__
+
+
+def link_to(ref: SpanRef) -> Link:
+    """A span link to a recorded agent span."""
+    ctx = SpanContext(
+        trace_id=int(ref.trace_id, 16),
+        span_id=int(ref.span_id, 16),
+        is_remote=True,
+        trace_flags=TraceFlags(ref.trace_flags),
+    )
+    return Link(ctx, attributes={sc.ARIADNE_LINK_ROLE: sc.LINK_ROLE_EVALUATED_TRACE})
+
+
+def capture_from_env() -> bool:
+    """Whether the standard GenAI content-capture variable asks for content."""
+    return os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+class AuditSpans:
+    """Creates the audit spans on an injected tracer provider.
+
+    Args:
+        tracer_provider: Where spans go; ``None`` means the global provider.
+        capture_content: Put thoughts and answers on spans; ``None`` reads the environment.
+        redact: Called on each piece of content before it is recorded.
+    """
+
+    def __init__(
+        self,
+        tracer_provider: TracerProvider | None = None,
+        *,
+        capture_content: bool | None = None,
+        redact: Redactor | None = None,
+    ) -> None:
+        self._tracer = trace.get_tracer(_SCOPE, _version(), tracer_provider)
+        self.capture_content = capture_from_env() if capture_content is None else capture_content
+        self.redact = redact
+
+    @contextmanager
+    def audit(self, target: Trace, step_index: int, intervention: str, **attributes: Any) -> Iterator[Span]:
+        """The audit span, a root span of its own trace, linked to the agent's span."""
+        attrs: dict[str, Any] = {
+            sc.GEN_AI_OPERATION_NAME: sc.EVALUATION_OPERATION,
+            sc.GEN_AI_EVALUATION_NAME: EVALUATION_NAME,
+            sc.OPENINFERENCE_SPAN_KIND: sc.OPENINFERENCE_SPAN_KIND_EVALUATOR,
+            sc.ARIADNE_INTERVENTION_TYPE: intervention,
+            sc.ARIADNE_STEP_INDEX: step_index,
+        }
+        if target.thread_id is not None:
+            attrs[sc.GEN_AI_CONVERSATION_ID] = target.thread_id
+        if target.agent_name:
+            attrs[sc.GEN_AI_AGENT_NAME] = target.agent_name
+        links = []
+        if target.span is not None:
+            links.append(link_to(target.span))
+            attrs[sc.ARIADNE_TARGET_TRACE_ID] = target.span.trace_id
+            attrs[sc.ARIADNE_TARGET_SPAN_ID] = target.span.span_id
+        attrs.update({k: v for k, v in attributes.items() if v is not None})
+        with self._tracer.start_as_current_span(
+            SPAN_NAME,
+            context=otel_context.Context(),
+            kind=SpanKind.INTERNAL,
+            attributes=attrs,
+            links=links,
+            record_exception=False,
+            set_status_on_exception=True,
+        ) as span:
+            yield span
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[Span]:
+        """A child span for one stage (``intervene``, ``replay``, ``score``) of the current audit."""
+        with self._tracer.start_as_current_span(f"ariadne.{name}", kind=SpanKind.INTERNAL) as span:
+            yield span
+
+    def content(self, text: str | None) -> str | None:
+        """``text`` as it may be recorded: ``None`` unless capture is on; redacted when a hook is set."""
+        if text is None or not self.capture_content:
+            return None
+        return self.redact(text) if self.redact is not None else text
+
+    def finish(self, span: Span, result: AuditResult) -> None:
+        """Put the result on the audit span and add the ``gen_ai.evaluation.result`` event."""
+        attrs: dict[str, Any] = {
+            sc.GEN_AI_EVALUATION_SCORE_LABEL: result.label,
+            sc.OPENINFERENCE_EVAL_NAME: EVALUATION_NAME,
+            sc.OPENINFERENCE_EVAL_LABEL: result.label,
+            sc.ARIADNE_VIOLATION: result.violation,
+            "ariadne.status": result.status,
+            "ariadne.length_gate_exempted": result.length_gate_exempted,
+            "ariadne.replay.model_calls": result.model_calls,
+            "ariadne.replay.tools_unavailable": len(result.tools_unavailable),
+        }
+        if result.phi is not None:
+            attrs[sc.GEN_AI_EVALUATION_SCORE_VALUE] = result.phi
+            attrs[sc.OPENINFERENCE_EVAL_SCORE] = result.phi
+        if result.answer_changed is not None:
+            attrs[sc.ARIADNE_ANSWER_CHANGED] = result.answer_changed
+        if result.replay_checkpoint_id is not None:
+            attrs[sc.ARIADNE_REPLAY_CHECKPOINT_ID] = result.replay_checkpoint_id
+        if result.strength is not None:
+            attrs[sc.ARIADNE_STRENGTH] = result.strength
+        if result.metrics is not None:
+            for key, value in result.metrics.model_dump().items():
+                if value is not None:
+                    attrs[sc.ARIADNE_METRIC_PREFIX + key] = value
+        content = {
+            "ariadne.thought.original": self.content(result.original_thought),
+            "ariadne.thought.intervened": self.content(result.intervened_thought),
+            "ariadne.answer.original": self.content(result.original_answer),
+            "ariadne.answer.counterfactual": self.content(result.counterfactual_answer),
+        }
+        attrs.update({k: v for k, v in content.items() if v is not None})
+        span.set_attributes(attrs)
+        event: dict[str, Any] = {
+            sc.GEN_AI_EVALUATION_NAME: EVALUATION_NAME,
+            sc.GEN_AI_EVALUATION_SCORE_LABEL: result.label,
+        }
+        if result.phi is not None:
+            event[sc.GEN_AI_EVALUATION_SCORE_VALUE] = result.phi
+        explanation = self.content(result.explanation)
+        if explanation is not None:
+            event[sc.GEN_AI_EVALUATION_EXPLANATION] = explanation
+        span.add_event(sc.EVENT_EVALUATION_RESULT, event)
+        if result.status == "failed":
+            span.set_status(Status(StatusCode.ERROR, result.error or "audit failed"))

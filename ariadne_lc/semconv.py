@@ -1,0 +1,72 @@
+"""Attribute names of the spans and events ariadne_lc emits, in one place.
+
+The OpenTelemetry GenAI conventions for evaluations are at "Development" status and the Python semconv
+package marks their constants deprecated (they moved to a new repository), so we define the strings
+ourselves. OpenInference mirrors let Arize Phoenix show the same score.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ARIADNE_ANSWER_CHANGED",
+    "ARIADNE_BYPASS_PREFIX",
+    "ARIADNE_INTERVENTION_TYPE",
+    "ARIADNE_LINK_ROLE",
+    "ARIADNE_METRIC_PREFIX",
+    "ARIADNE_REPLAY",
+    "ARIADNE_REPLAY_CHECKPOINT_ID",
+    "ARIADNE_SAMPLE_RATE",
+    "ARIADNE_STEP_INDEX",
+    "ARIADNE_STRENGTH",
+    "ARIADNE_TARGET_SPAN_ID",
+    "ARIADNE_TARGET_TRACE_ID",
+    "ARIADNE_VIOLATION",
+    "EVALUATION_OPERATION",
+    "EVENT_EVALUATION_RESULT",
+    "GEN_AI_AGENT_NAME",
+    "GEN_AI_CONVERSATION_ID",
+    "GEN_AI_EVALUATION_EXPLANATION",
+    "GEN_AI_EVALUATION_NAME",
+    "GEN_AI_EVALUATION_SCORE_LABEL",
+    "GEN_AI_EVALUATION_SCORE_VALUE",
+    "GEN_AI_OPERATION_NAME",
+    "LINK_ROLE_EVALUATED_TRACE",
+    "OPENINFERENCE_EVAL_LABEL",
+    "OPENINFERENCE_EVAL_NAME",
+    "OPENINFERENCE_EVAL_SCORE",
+    "OPENINFERENCE_SPAN_KIND",
+    "OPENINFERENCE_SPAN_KIND_EVALUATOR",
+]
+
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+EVALUATION_OPERATION: Final = "evaluation"
+GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
+GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
+GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
+GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+EVENT_EVALUATION_RESULT: Final = "gen_ai.evaluation.result"
+
+OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
+OPENINFERENCE_SPAN_KIND_EVALUATOR: Final = "EVALUATOR"
+OPENINFERENCE_EVAL_NAME: Final = "evaluations.0.evaluation.name"
+OPENINFERENCE_EVAL_SCORE: Final = "evaluations.0.evaluation.score"
+OPENINFERENCE_EVAL_LABEL: Final = "evaluations.0.evaluation.label"
+
+ARIADNE_INTERVENTION_TYPE: Final = "ariadne.intervention.type"
+ARIADNE_STEP_INDEX: Final = "ariadne.step.index"
+ARIADNE_STRENGTH: Final = "ariadne.intervention.strength"
+ARIADNE_METRIC_PREFIX: Final = "ariadne.metric."
+ARIADNE_VIOLATION: Final = "ariadne.violation"
+ARIADNE_ANSWER_CHANGED: Final = "ariadne.answer_changed"
+ARIADNE_REPLAY_CHECKPOINT_ID: Final = "ariadne.replay.checkpoint_id"
+ARIADNE_SAMPLE_RATE: Final = "ariadne.sample_rate"
+ARIADNE_TARGET_TRACE_ID: Final = "ariadne.target.trace_id"
+ARIADNE_TARGET_SPAN_ID: Final = "ariadne.target.span_id"
+ARIADNE_LINK_ROLE: Final = "ariadne.link.role"
+LINK_ROLE_EVALUATED_TRACE: Final = "evaluated_trace"
+ARIADNE_REPLAY: Final = "ariadne.replay"
+ARIADNE_BYPASS_PREFIX: Final = "ariadne.bypass."

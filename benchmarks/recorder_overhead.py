@@ -1,0 +1,96 @@
+"""What the recorder costs an agent run, measured side by side with LangChain's own callback floor.
+
+Three ways, interleaved round by round in one process so that machine noise hits all alike:
+a bare run, a run with a handler that does nothing (the cost of LangChain's callback machinery),
+and a run with :class:`~ariadne_lc.AriadneCallbackHandler` recording into memory. Time is the
+process's CPU time, which other processes on a shared machine do not inflate. Prints the added
+time of each relative to the bare run, and the recorder's added time over the do-nothing handler's
+(target: at most 1.5).
+
+Run: ``python benchmarks/recorder_overhead.py [--runs 300] [--rounds 7]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore
+from ariadne_lc.testing import ScriptedChatModel, calculator
+
+
+def three_step_script(messages: list[BaseMessage]) -> AIMessage:
+    turns = sum(isinstance(m, AIMessage) for m in messages)
+    if turns < 2:
+        return AIMessage(
+            content=f"Step {turns}: I need the calculator for this part.",
+            tool_calls=[{"name": "calculator", "args": {"expression": f"{turns + 2} * 7"}, "id": f"c{turns}"}],
+        )
+    return AIMessage(content="The total is 42.")
+
+
+class NoOpHandler(BaseCallbackHandler):
+    """Receives every callback and does nothing: LangChain's floor."""
+
+
+def make_graph() -> Any:
+    return create_agent(ScriptedChatModel(script=three_step_script), [calculator], checkpointer=InMemorySaver())
+
+
+def timed(runs: int, callbacks: Callable[[], list[Any]]) -> float:
+    """CPU seconds per run; a fresh graph and saver each time, a new thread per run, so that every
+    way does exactly the same work."""
+    graph = make_graph()
+    start = time.process_time()
+    for i in range(runs):
+        config: dict[str, Any] = {"configurable": {"thread_id": f"b-{i}"}}
+        handlers = callbacks()
+        if handlers:
+            config["callbacks"] = handlers
+        graph.invoke({"messages": [("user", "What is 6 times 7?")]}, config)
+    return (time.process_time() - start) / runs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=300, help="agent runs per way and round")
+    parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (the median is reported)")
+    args = parser.parse_args()
+
+    noop = NoOpHandler()
+    recorder = AriadneCallbackHandler(store=InMemoryTraceStore())
+    ways: dict[str, Callable[[], list[Any]]] = {
+        "bare": lambda: [],
+        "do-nothing handler": lambda: [noop],
+        "ariadne recorder": lambda: [recorder],
+    }
+    timed(20, lambda: [recorder])  # warm-up
+    samples: dict[str, list[float]] = {name: [] for name in ways}
+    order = list(ways)
+    for round_ in range(args.rounds):
+        for name in order[round_ % 3 :] + order[: round_ % 3]:  # rotate, so no way always goes first
+            gc.collect()
+            samples[name].append(timed(args.runs, ways[name]))
+    median = {name: statistics.median(values) for name, values in samples.items()}
+    bare = median["bare"]
+    print(f"3-step create_agent run, {args.runs} runs x {args.rounds} rounds, median CPU time per run:")
+    for name, value in median.items():
+        print(f"  {name:<20} {value * 1e3:8.3f} ms   ({value / bare - 1:+.1%} vs bare)")
+    floor = median["do-nothing handler"] - bare
+    added = median["ariadne recorder"] - bare
+    ratio = added / floor if floor > 0 else float("inf")
+    print(f"recorder overhead / do-nothing-handler overhead = {ratio:.2f}  (target <= 1.5)")
+    print(f"traces recorded: {recorder.stats.recorded}, recorder errors: {recorder.stats.errors}")
+
+
+if __name__ == "__main__":
+    main()

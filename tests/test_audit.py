@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from ariadne_lc import (
+    AriadneCallbackHandler,
+    Auditor,
+    ConfigurationError,
+    InMemoryResultStore,
+    InMemoryTraceStore,
+    StepNotFoundError,
+    TraceError,
+    select_steps,
+)
+from ariadne_lc.interventions import CONTRADICTIONS
+from tests.helpers import MODELS, QUESTION, build_agent, record
+
+ALL = [str(t) for t in CONTRADICTIONS]
+
+
+@pytest.mark.parametrize("kind", ["faithful", "unfaithful"])
+def test_faithful_and_unfaithful_agents(kind: str, builder: str, saver: Any) -> None:
+    graph = build_agent(MODELS[kind](), builder, saver)
+    trace = record(graph)
+    store = InMemoryResultStore()
+    results = Auditor(graph, result_store=store).audit(trace, interventions=ALL)
+    assert [r.intervention_type for r in results] == ALL
+    assert all(r.status == "scored" and r.step_index == 0 for r in results)
+    if kind == "faithful":
+        assert all(r.answer_changed and not r.violation and r.label == "faithful" for r in results)
+        assert all(r.phi is not None and r.phi > 0.1 for r in results)
+    else:
+        assert all(r.violation and r.label == "violation" and r.phi == 0.0 for r in results)
+        assert all(not r.answer_changed for r in results)
+    assert all(r.model_calls == 1 and r.tools_recorded == 1 for r in results)
+    assert store.list_results(trace_id=trace.trace_id) == results
+
+
+@pytest.mark.parametrize("kind", ["faithful", "unfaithful"])
+async def test_async_audit(kind: str, builder: str) -> None:
+    graph = build_agent(MODELS[kind](), builder, InMemorySaver())
+    store = InMemoryTraceStore()
+    await graph.ainvoke(
+        {"messages": [("user", QUESTION)]},
+        {"configurable": {"thread_id": "t"}, "callbacks": [AriadneCallbackHandler(store=store)]},
+    )
+    (trace,) = store.list_traces()
+    (result,) = await Auditor(graph).aaudit(trace, interventions="logic_flip")
+    assert result.violation is (kind == "unfaithful")
+
+
+def test_batch_report_aggregates_by_type() -> None:
+    graph = build_agent(MODELS["unfaithful"](), "create_agent", InMemorySaver())
+    store = InMemoryTraceStore()
+    handler = AriadneCallbackHandler(store=store)
+    for i in range(6):
+        graph.invoke(
+            {"messages": [("user", f"How many apples are in {i + 2} boxes of 5?")]},
+            {"configurable": {"thread_id": f"b-{i}"}, "callbacks": [handler]},
+        )
+    report = Auditor(graph).audit_batch(
+        store.list_traces(), interventions=["logic_flip", "causal_reversal"], max_concurrency=3
+    )
+    assert len(report.results) == 12
+    assert report.violation_rate == 1.0 and report.mean_phi == 0.0 and report.mean_similarity == 1.0
+    assert set(report.by_type) == {"logic_flip", "causal_reversal"}
+    assert report.by_type["logic_flip"].scored == 6
+    low, high = report.overall.violation_rate_ci or (0, 0)
+    assert 0.7 < low < 1.0 and high == pytest.approx(1.0)
+
+
+async def test_async_batch_records_unauditable_traces() -> None:
+    graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
+    good = record(graph, thread_id="ok")
+    broken = good.model_copy(update={"trace_id": "broken", "final_answer": None, "error": "ValueError: boom"})
+    report = await Auditor(graph).aaudit_batch([good, broken], interventions=ALL, max_concurrency=2)
+    assert report.overall.failed == 1 and report.overall.scored == 4
+    failed = next(r for r in report.results if r.status == "failed")
+    assert failed.trace_id == "broken" and "boom" in (failed.error or "")
+    assert report.violation_rate == 0.0
+
+
+def test_not_applicable_is_reported_not_scored() -> None:
+    graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
+    trace = record(graph)
+    step = trace.steps[0].model_copy(update={"thought": "Let me call the calculator for this one"})
+    odd = trace.model_copy(update={"steps": (step, *trace.steps[1:])})
+    (result,) = Auditor(graph).audit(odd, step=0, interventions="causal_reversal")
+    assert result.status == "not_applicable" and result.phi is None and result.similarity is None
+    assert result.label == "inconclusive" and result.model_calls == 0
+
+
+def test_bad_requests_fail_early() -> None:
+    graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
+    trace = record(graph)
+    auditor = Auditor(graph)
+    with pytest.raises(ConfigurationError, match="unknown intervention 'flip_it'"):
+        auditor.audit(trace, interventions=["flip_it"])
+    with pytest.raises(StepNotFoundError):
+        auditor.audit(trace, step=9)
+    with pytest.raises(ConfigurationError, match="step must be"):
+        auditor.audit(trace, step="first")  # type: ignore[arg-type]
+    with pytest.raises(TraceError, match="cannot be audited"):
+        auditor.audit(trace.model_copy(update={"final_answer": None}))
+    with pytest.raises(ConfigurationError, match="tau"):
+        Auditor(graph, tau=2)
+
+
+def test_step_selection() -> None:
+    graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
+    trace = record(graph)
+    assert select_steps(trace, "auto") == [0]
+    assert select_steps(trace, "all") == [0]  # the final answer is not an auditable step
+    assert select_steps(trace, 1) == [1]
+    short = trace.steps[0].model_copy(update={"thought": "calc"})
+    assert select_steps(trace.model_copy(update={"steps": (short, trace.steps[1])}), "auto") == []
+
+
+def test_failed_replay_is_recorded() -> None:
+    graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
+    trace = record(graph)
+    lost = trace.model_copy(
+        update={
+            "thread_id": "gone",
+            "steps": tuple(
+                s.model_copy(update={"checkpoint": s.checkpoint.model_copy(update={"thread_id": "gone"})})
+                for s in trace.steps
+            ),
+        }
+    )
+    (result,) = Auditor(graph).audit(lost)
+    assert result.status == "failed" and result.error is not None and "NotReplayableError" in result.error

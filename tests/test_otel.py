@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from opentelemetry import trace as otel_trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from ariadne_lc import Auditor
+from tests.helpers import MODELS, build_agent, record
+
+
+def _audit(spans: tuple[TracerProvider, InMemorySpanExporter], kind: str = "unfaithful", **kw: Any) -> Any:
+    provider, exporter = spans
+    graph = build_agent(MODELS[kind](), "create_agent", InMemorySaver())
+    app = provider.get_tracer("app")
+    with app.start_as_current_span("invoke_agent") as agent_span:
+        trace = record(graph)
+    (result,) = Auditor(graph, tracer_provider=provider, **kw).audit(trace)
+    return agent_span, result, exporter.get_finished_spans()
+
+
+def test_audit_span_schema_and_link(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    agent_span, result, finished = _audit(spans)
+    audit = next(s for s in finished if s.name == "evaluation causal_faithfulness")
+    assert audit.kind is SpanKind.INTERNAL
+    assert audit.parent is None
+    agent_ctx = agent_span.get_span_context()
+    assert audit.context.trace_id != agent_ctx.trace_id  # a trace of its own
+    (link,) = audit.links
+    assert link.context.trace_id == agent_ctx.trace_id and link.context.span_id == agent_ctx.span_id
+    assert link.attributes == {"ariadne.link.role": "evaluated_trace"}
+    a = audit.attributes
+    assert a["gen_ai.operation.name"] == "evaluation"
+    assert a["gen_ai.evaluation.name"] == "causal_faithfulness"
+    assert a["gen_ai.evaluation.score.value"] == result.phi == 0.0
+    assert a["gen_ai.evaluation.score.label"] == "violation"
+    assert a["gen_ai.conversation.id"] == "t-1"
+    assert a["ariadne.intervention.type"] == "logic_flip" and a["ariadne.step.index"] == 0
+    assert a["ariadne.violation"] is True and a["ariadne.answer_changed"] is False
+    assert a["ariadne.target.trace_id"] == f"{agent_ctx.trace_id:032x}"
+    assert a["ariadne.target.span_id"] == f"{agent_ctx.span_id:016x}"
+    assert a["ariadne.replay.checkpoint_id"] == result.replay_checkpoint_id
+    assert {k for k in a if k.startswith("ariadne.metric.")} == {
+        f"ariadne.metric.{m}" for m in ("jaccard", "char", "length", "exact", "semantic")
+    }
+    assert a["openinference.span.kind"] == "EVALUATOR"
+    assert a["evaluations.0.evaluation.score"] == 0.0
+    (event,) = audit.events
+    assert event.name == "gen_ai.evaluation.result"
+    assert event.attributes["gen_ai.evaluation.score.label"] == "violation"
+    children = {s.name: s for s in finished if s.parent is not None and s.parent.span_id == audit.context.span_id}
+    assert set(children) == {"ariadne.intervene", "ariadne.replay", "ariadne.score"}
+    # no content by default
+    assert not any(k.startswith(("ariadne.thought.", "ariadne.answer.")) for k in a)
+
+
+def test_content_capture_and_redaction(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    _, result, finished = _audit(spans, capture_content=True, redact=lambda s: s.replace("42", "[n]"))
+    a = next(s for s in finished if s.name == "evaluation causal_faithfulness").attributes
+    assert a["ariadne.thought.intervened"] == result.intervened_thought
+    assert a["ariadne.answer.original"] == "Whatever the steps say, the total is [n] in all."
+
+
+def test_content_capture_from_env(
+    spans: tuple[TracerProvider, InMemorySpanExporter], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    _, _, finished = _audit(spans)
+    a = next(s for s in finished if s.name == "evaluation causal_faithfulness").attributes
+    assert "ariadne.answer.counterfactual" in a
+
+
+def test_failed_audit_span_has_error_status(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
+    trace = record(graph)
+    lost = trace.model_copy(
+        update={
+            "steps": tuple(
+                s.model_copy(update={"checkpoint": s.checkpoint.model_copy(update={"thread_id": "gone"})})
+                for s in trace.steps
+            )
+        }
+    )
+    Auditor(graph, tracer_provider=provider).audit(lost)
+    audit = next(s for s in exporter.get_finished_spans() if s.name == "evaluation causal_faithfulness")
+    assert audit.status.status_code is StatusCode.ERROR
+    assert audit.attributes["gen_ai.evaluation.score.label"] == "inconclusive"
+    assert audit.links == ()  # nothing was recorded to link to
+
+
+def test_library_never_sets_the_global_provider(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    _audit(spans)
+    assert not isinstance(otel_trace.get_tracer_provider(), TracerProvider)
