@@ -4,7 +4,8 @@
 
     AriadneError
     ├── ConfigurationError        bad argument, unknown intervention, missing extra
-    │   └── MissingExtraError     an optional part is not installed (names the extra)
+    │   ├── MissingExtraError     an optional part is not installed (names the extra)
+    │   └── SuiteFormatError      a malformed task-suite / query file (names file and line)
     ├── TraceError
     │   ├── StepNotFoundError     step index out of range
     │   ├── NoThoughtError        the step has no thought text to intervene on
@@ -31,6 +32,7 @@ __all__ = [
     "ReplayError",
     "StepNotFoundError",
     "StoreError",
+    "SuiteFormatError",
     "TraceError",
     "TraceNotFoundError",
 ]
@@ -51,6 +53,10 @@ class MissingExtraError(ConfigurationError, ImportError):
         message = f"{feature} needs the '{extra}' extra: pip install 'ariadne-lc[{extra}]'"
         super().__init__(f"{message}. {hint}" if hint else message)
         self.extra = extra
+
+
+class SuiteFormatError(ConfigurationError):
+    """An input file is malformed; the message names the file and line."""
 
 
 class TraceError(AriadneError):

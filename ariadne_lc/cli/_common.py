@@ -1,0 +1,107 @@
+"""What every command shares: the model endpoint, one-line errors, and writing outputs safely."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from pathlib import Path
+from typing import Any, NoReturn, ParamSpec, TypeVar
+
+import httpx
+import typer
+from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel
+from rich.console import Console
+
+from ariadne_lc.errors import AriadneError
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_GATE",
+    "console",
+    "err_console",
+    "fail",
+    "model_endpoint",
+    "one_line_errors",
+    "write_json",
+]
+
+EXIT_GATE = 1
+"""A ``--fail-above`` gate tripped: the run worked, the numbers are over the line."""
+EXIT_ERROR = 2
+"""Bad input or an unusable environment."""
+
+console = Console(width=None if sys.stdout.isatty() else 120)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def fail(message: str) -> NoReturn:
+    """Print ``error: message`` on one line and exit with :data:`EXIT_ERROR`."""
+    err_console.print(f"[bold red]error:[/bold red] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_ERROR)
+
+
+def one_line_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn the errors a user can cause into one line and a non-zero exit, not a traceback."""
+
+    @wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except (AriadneError, FileNotFoundError, ValueError, ImportError) as exc:
+            fail(f"{exc}")
+
+    return wrapper
+
+
+def check_endpoint(base_url: str, api_key: str | None, timeout: float = 5.0) -> None:
+    """Fail fast, in one line, when an OpenAI-compatible endpoint does not answer ``GET /models``."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        response = httpx.get(base_url.rstrip("/") + "/models", headers=headers, timeout=timeout)
+    except httpx.HTTPError as exc:
+        fail(f"cannot reach the model endpoint {base_url}: {type(exc).__name__}: {exc}")
+    if response.status_code in (401, 403):
+        fail(f"the model endpoint {base_url} refused the API key (HTTP {response.status_code}); set OPENAI_API_KEY")
+    if response.status_code >= 400:
+        fail(f"the model endpoint {base_url} answered HTTP {response.status_code} to GET /models")
+
+
+@contextmanager
+def model_endpoint(
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    **model_kwargs: Any,
+) -> Iterator[BaseChatModel]:
+    """A chat model: the given OpenAI-compatible endpoint, or the local llama.cpp server when none is given."""
+    from ariadne_lc.local import LocalModelServer, openai_compatible_chat_model
+
+    key = api_key or os.environ.get("OPENAI_API_KEY")
+    if base_url is not None:
+        check_endpoint(base_url, key)
+        yield openai_compatible_chat_model(base_url, model or "default", key, **model_kwargs)
+        return
+    with console.status("starting the local model (llama.cpp, SmolLM2-135M-Instruct)..."):
+        server = LocalModelServer().start()
+    try:
+        console.print(f"local model ready at {server.base_url} in {server.startup_seconds or 0:.1f} s")
+        yield server.chat_model(**model_kwargs)
+    finally:
+        server.stop()
+
+
+def write_json(path: Path, document: BaseModel | dict[str, Any]) -> None:
+    """Write JSON atomically (a temporary file, then rename), so a crash never leaves half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = document.model_dump_json(indent=2) if isinstance(document, BaseModel) else json.dumps(document, indent=2)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    tmp.replace(path)
