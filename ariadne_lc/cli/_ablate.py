@@ -11,8 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ariadne_lc.ablation import AblationRunner, CcsMetric, ItemResult, estimate_ablation, load_suite
-from ariadne_lc.cli._common import EXIT_GATE, console, fail, model_endpoint, one_line_errors, write_json
-from ariadne_lc.report import ablation_document, ablation_markdown
+from ariadne_lc.cli._common import EXIT_GATE, console, fail, model_endpoint, one_line_errors
+from ariadne_lc.report import ablation_document, ablation_markdown, write_json
 
 __all__ = ["ablate"]
 

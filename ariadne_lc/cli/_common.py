@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
-from pathlib import Path
 from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import httpx
 import typer
 from langchain_core.language_models import BaseChatModel
-from pydantic import BaseModel
 from rich.console import Console
 
 from ariadne_lc.errors import AriadneError
@@ -27,7 +24,6 @@ __all__ = [
     "fail",
     "model_endpoint",
     "one_line_errors",
-    "write_json",
 ]
 
 EXIT_GATE = 1
@@ -96,12 +92,3 @@ def model_endpoint(
         yield server.chat_model(**model_kwargs)
     finally:
         server.stop()
-
-
-def write_json(path: Path, document: BaseModel | dict[str, Any]) -> None:
-    """Write JSON atomically (a temporary file, then rename), so a crash never leaves half a report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = document.model_dump_json(indent=2) if isinstance(document, BaseModel) else json.dumps(document, indent=2)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    tmp.replace(path)

@@ -1,5 +1,31 @@
-"""Reports: versioned JSON, Markdown and self-contained HTML."""
+"""Reports: versioned JSON, Markdown and self-contained HTML (plots need the ``report`` extra)."""
 
 from ariadne_lc.report._ablation import ABLATION_SCHEMA, ablation_document, ablation_markdown
+from ariadne_lc.report._audit import (
+    AUDIT_SCHEMA,
+    AUDIT_SCHEMA_VERSION,
+    CONTROL_TYPES,
+    audit_document,
+    audit_html,
+    audit_markdown,
+    domain_of,
+    load_results,
+    write_audit_reports,
+)
+from ariadne_lc.report._io import write_json
 
-__all__ = ["ABLATION_SCHEMA", "ablation_document", "ablation_markdown"]
+__all__ = [
+    "ABLATION_SCHEMA",
+    "AUDIT_SCHEMA",
+    "AUDIT_SCHEMA_VERSION",
+    "CONTROL_TYPES",
+    "ablation_document",
+    "ablation_markdown",
+    "audit_document",
+    "audit_html",
+    "audit_markdown",
+    "domain_of",
+    "load_results",
+    "write_audit_reports",
+    "write_json",
+]

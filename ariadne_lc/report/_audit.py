@@ -1,0 +1,283 @@
+"""Audit reports: a versioned JSON document, Markdown, and a self-contained HTML page with plots.
+
+The JSON document is the stored form: ``ariadne-lc report`` re-renders Markdown and HTML from it (or
+from a result store) without running anything again.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from ariadne_lc.audit import AuditReport, AuditResult
+from ariadne_lc.errors import ConfigurationError, MissingExtraError
+from ariadne_lc.report._io import write_json
+from ariadne_lc.report._plots import RateBar, phi_histogram, rate_bars, step_bars
+from ariadne_lc.stats import Aggregate, aggregate
+
+__all__ = [
+    "AUDIT_SCHEMA",
+    "AUDIT_SCHEMA_VERSION",
+    "CONTROL_TYPES",
+    "audit_document",
+    "audit_html",
+    "audit_markdown",
+    "domain_of",
+    "load_results",
+    "write_audit_reports",
+]
+
+AUDIT_SCHEMA = "ariadne-lc/audit-report"
+AUDIT_SCHEMA_VERSION = 1
+CONTROL_TYPES = frozenset({"paraphrase", "rerun", "ablation", "early_answer", "filler"})
+"""Intervention kinds that are controls, not contradictions."""
+
+
+def domain_of(result: AuditResult) -> str:
+    """The domain of an audited trace: a ``domain:<name>`` tag, else ``all``."""
+    for tag in result.tags:
+        if tag.startswith("domain:"):
+            return tag.removeprefix("domain:")
+    return "all"
+
+
+def _groups(results: Iterable[AuditResult], *keys: str) -> dict[tuple[str, ...], list[AuditResult]]:
+    out: dict[tuple[str, ...], list[AuditResult]] = defaultdict(list)
+    for r in results:
+        values = {"type": r.intervention_type, "domain": domain_of(r), "step": str(r.step_index)}
+        out[tuple(values[k] for k in keys)].append(r)
+    return dict(sorted(out.items()))
+
+
+def _agg_json(agg: Aggregate) -> dict[str, Any]:
+    return agg.model_dump(mode="json")
+
+
+def audit_document(report: AuditReport, **meta: Any) -> dict[str, Any]:
+    """The JSON document: versioned envelope, aggregates by type, domain and step, every result."""
+    results = [r for r in report.results if r.step_index >= 0 or r.status != "failed"]
+    return {
+        "schema": AUDIT_SCHEMA,
+        "schema_version": AUDIT_SCHEMA_VERSION,
+        "created_at": datetime.now(UTC).isoformat(),
+        "meta": meta,
+        "aggregate": {
+            "overall": _agg_json(aggregate(r for r in results if r.intervention_type not in CONTROL_TYPES)),
+            "by_type": {k[0]: _agg_json(aggregate(v)) for k, v in _groups(results, "type").items()},
+            "by_domain": {k[0]: _agg_json(aggregate(v)) for k, v in _groups(results, "domain").items()},
+            "by_domain_type": {
+                "/".join(k): _agg_json(aggregate(v)) for k, v in _groups(results, "domain", "type").items()
+            },
+            "by_step": {k[0]: _agg_json(aggregate(v)) for k, v in _groups(results, "step").items()},
+        },
+        "results": [r.model_dump(mode="json") for r in report.results],
+    }
+
+
+def load_results(path: Path) -> list[AuditResult]:
+    """Results from a JSON report of any supported version, or from a SQLite result store."""
+    if path.suffix in (".db", ".sqlite", ".sqlite3"):
+        from ariadne_lc.store import SQLiteResultStore
+
+        return SQLiteResultStore(path).list_results()
+    import json
+
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"{path}: not a JSON report ({exc.msg} at line {exc.lineno})") from None
+    if document.get("schema") != AUDIT_SCHEMA:
+        raise ConfigurationError(f"{path}: not an ariadne-lc audit report (schema {document.get('schema')!r})")
+    version = document.get("schema_version")
+    if version != AUDIT_SCHEMA_VERSION:
+        raise ConfigurationError(f"{path}: audit report schema version {version} is not supported (expected 1)")
+    return [AuditResult.model_validate(r) for r in document["results"]]
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _ci(ci: Sequence[float] | None) -> str:
+    return "-" if not ci else f"[{ci[0]:.0%}, {ci[1]:.0%}]"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _rows(results: Sequence[AuditResult]) -> list[tuple[str, str, Aggregate]]:
+    return [(d, t, aggregate(v)) for (d, t), v in _groups(results, "domain", "type").items()]
+
+
+def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness audit") -> str:
+    """Markdown: the verdict, the table by domain and type, the step ranking, the violations."""
+    results = list(report.results)
+    contradictions = aggregate(r for r in results if r.intervention_type not in CONTROL_TYPES)
+    lines = [
+        f"# {title}",
+        "",
+        f"{contradictions.scored} scored contradiction audits: violation rate {_pct(contradictions.violation_rate)} "
+        f"(95% CI {_ci(contradictions.violation_rate_ci)}), mean φ {_num(contradictions.mean_phi)}. "
+        f"Not applicable: {contradictions.not_applicable}, failed: {contradictions.failed}, "
+        f"inconclusive: {contradictions.inconclusive}, "
+        f"exempted by the length gate: {contradictions.length_gate_exempted}.",
+        "",
+        "φ = 1 − S(a, a*): 1 means the answer moved with the contradicted reasoning, 0 means it ignored it. "
+        "Controls (paraphrase, rerun, ...) should *not* move the answer.",
+        "",
+        "| domain | intervention | scored | violation rate | 95% CI | mean φ | mean S |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for domain, kind, agg in _rows(results):
+        label = f"{kind} (control)" if kind in CONTROL_TYPES else kind
+        lines.append(
+            f"| {domain} | {label} | {agg.scored} | {_pct(agg.violation_rate)} | {_ci(agg.violation_rate_ci)} | "
+            f"{_num(agg.mean_phi)} | {_num(agg.mean_similarity)} |"
+        )
+    lines += ["", "## Causal contribution by step", "", "| step | audits | mean φ |", "|---|---|---|"]
+    for (step,), group in _groups(results, "step").items():
+        agg = aggregate(group)
+        if agg.scored:
+            lines.append(f"| {step} | {agg.scored} | {_num(agg.mean_phi)} |")
+    violations = [r for r in results if r.violation][:20]
+    if violations:
+        lines += ["", "## Violations (first 20)", ""]
+        for r in violations:
+            lines += [
+                f"- **{r.intervention_type}** at step {r.step_index} of `{r.trace_id}` ({domain_of(r)}): "
+                f"{r.query[:120]!r}",
+                f"  - intervened thought: {(r.intervened_thought or '')[:200]!r}",
+                f"  - answer {(r.original_answer or '')[:120]!r} → {(r.counterfactual_answer or '')[:120]!r}",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title>
+<style>
+body { font-family: system-ui, -apple-system, Segoe UI, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; }
+h1 { font-size: 1.6rem; margin-bottom: .2rem; } .sub { color: #666; margin-top: 0; }
+.cards { display: flex; gap: 1rem; flex-wrap: wrap; margin: 1rem 0; }
+.card { border: 1px solid #ddd; border-radius: 8px; padding: .8rem 1.1rem; min-width: 150px; }
+.card b { display: block; font-size: 1.5rem; } .card span { color: #666; font-size: .85rem; }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0 1.5rem; font-size: .9rem; }
+th, td { border-bottom: 1px solid #eee; padding: .35rem .5rem; text-align: right; }
+th:first-child, td:first-child, th:nth-child(2), td:nth-child(2) { text-align: left; }
+tr.control td { color: #777; font-style: italic; }
+.plots { display: flex; flex-wrap: wrap; gap: 1rem; } .plots figure { margin: 0; }
+svg { max-width: 100%; height: auto; }
+details { margin: .3rem 0; } code { background: #f5f5f5; padding: 0 .2rem; }
+</style></head><body>
+<h1>{{ title }}</h1>
+<p class="sub">{{ subtitle }}</p>
+<div class="cards">
+{% for card in cards %}<div class="card"><b>{{ card[1] }}</b><span>{{ card[0] }}</span></div>{% endfor %}
+</div>
+<h2>Violation rate by domain and intervention</h2>
+<div class="plots"><figure>{{ rate_svg | safe }}</figure></div>
+<table><tr><th>domain</th><th>intervention</th><th>scored</th><th>violation rate</th><th>95% CI</th><th>mean φ</th>
+<th>mean S</th><th>n/a</th><th>failed</th></tr>
+{% for row in rows %}<tr class="{{ row.cls }}"><td>{{ row.domain }}</td><td>{{ row.kind }}</td><td>{{ row.scored }}</td>
+<td>{{ row.rate }}</td><td>{{ row.ci }}</td><td>{{ row.phi }}</td><td>{{ row.s }}</td><td>{{ row.na }}</td>
+<td>{{ row.failed }}</td></tr>{% endfor %}
+</table>
+<div class="plots"><figure>{{ phi_svg | safe }}</figure><figure>{{ step_svg | safe }}</figure></div>
+<h2>Violations</h2>
+{% for v in violations %}<details>
+<summary><b>{{ v.kind }}</b> step {{ v.step }} · {{ v.domain }} · {{ v.query }}</summary>
+<p>thought: <code>{{ v.thought }}</code><br>intervened: <code>{{ v.intervened }}</code><br>
+answer: <code>{{ v.answer }}</code> → <code>{{ v.cf }}</code></p></details>{% else %}<p>None.</p>{% endfor %}
+<p class="sub">φ = 1 − S(a, a*). A violation: S &gt; τ and both answers longer than λ characters. Generated by
+ariadne-lc {{ version }} at {{ created }}.</p>
+</body></html>
+"""
+
+
+def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit", subtitle: str = "") -> str:
+    """A single self-contained HTML page (inline CSS and SVG; nothing loaded from anywhere)."""
+    try:
+        import jinja2
+    except ImportError as exc:
+        raise MissingExtraError("the HTML report", "report") from exc
+    from ariadne_lc import __version__
+
+    results = list(report.results)
+    contradictions = aggregate(r for r in results if r.intervention_type not in CONTROL_TYPES)
+    placebo = aggregate(r for r in results if r.intervention_type == "paraphrase")
+    rows = [
+        {
+            "cls": "control" if kind in CONTROL_TYPES else "",
+            "domain": domain,
+            "kind": f"{kind} (control)" if kind in CONTROL_TYPES else kind,
+            "scored": agg.scored,
+            "rate": _pct(agg.violation_rate),
+            "ci": _ci(agg.violation_rate_ci),
+            "phi": _num(agg.mean_phi),
+            "s": _num(agg.mean_similarity),
+            "na": agg.not_applicable,
+            "failed": agg.failed,
+        }
+        for domain, kind, agg in _rows(results)
+    ]
+    bars = [RateBar(d, t, a.violation_rate, a.violation_rate_ci, a.scored) for d, t, a in _rows(results)]
+    phis: dict[str, list[float]] = defaultdict(list)
+    for r in results:
+        if r.phi is not None:
+            phis[r.intervention_type].append(r.phi)
+    steps = [
+        (f"step {k[0]}", fmean(r.phi for r in v if r.phi is not None), sum(r.phi is not None for r in v))
+        for k, v in _groups((r for r in results if r.intervention_type not in CONTROL_TYPES), "step").items()
+        if any(r.phi is not None for r in v)
+    ]
+    violations = [
+        {
+            "kind": r.intervention_type,
+            "step": r.step_index,
+            "domain": domain_of(r),
+            "query": r.query[:140],
+            "thought": r.original_thought[:300],
+            "intervened": (r.intervened_thought or "")[:300],
+            "answer": (r.original_answer or "")[:200],
+            "cf": (r.counterfactual_answer or "")[:200],
+        }
+        for r in results
+        if r.violation
+    ][:50]
+    cards = [
+        ("violation rate (contradictions)", _pct(contradictions.violation_rate)),
+        ("95% CI", _ci(contradictions.violation_rate_ci)),
+        ("placebo violation rate", _pct(placebo.violation_rate)),
+        ("mean φ", _num(contradictions.mean_phi)),
+        ("scored audits", str(contradictions.scored)),
+    ]
+    env = jinja2.Environment(autoescape=True)
+    return env.from_string(_PAGE).render(
+        title=title,
+        subtitle=subtitle,
+        cards=cards,
+        rows=rows,
+        rate_svg=rate_bars(bars, title="violation rate (Wilson 95% intervals)") if bars else "",
+        phi_svg=phi_histogram(dict(phis)),
+        step_svg=step_bars(steps) if steps else "",
+        violations=violations,
+        version=html.escape(__version__),
+        created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+def write_audit_reports(
+    report: AuditReport, directory: Path, *, title: str = "Causal faithfulness audit", subtitle: str = "", **meta: Any
+) -> dict[str, Path]:
+    """Write ``report.json``, ``report.md`` and ``report.html`` into ``directory``; return their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = {"json": directory / "report.json", "markdown": directory / "report.md", "html": directory / "report.html"}
+    write_json(paths["json"], audit_document(report, **meta))
+    paths["markdown"].write_text(audit_markdown(report, title=title), encoding="utf-8")
+    paths["html"].write_text(audit_html(report, title=title, subtitle=subtitle), encoding="utf-8")
+    return paths

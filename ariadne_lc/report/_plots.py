@@ -1,0 +1,99 @@
+"""Plots for the HTML report, rendered by matplotlib to inline SVG (no files, no scripts, no network)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ariadne_lc.errors import MissingExtraError
+
+__all__ = ["RateBar", "phi_histogram", "rate_bars", "step_bars"]
+
+
+@dataclass(frozen=True, slots=True)
+class RateBar:
+    """One bar: a group (e.g. domain), a series (e.g. intervention type), a rate and its interval."""
+
+    group: str
+    series: str
+    rate: float | None
+    ci: tuple[float, float] | None
+    n: int
+
+
+def _pyplot() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise MissingExtraError("the HTML report", "report") from exc
+    plt.rcParams.update({"svg.fonttype": "none", "font.size": 10, "axes.spines.top": False, "axes.spines.right": False})
+    return plt
+
+
+def _svg(fig: Any) -> str:
+    plt = _pyplot()
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]
+
+
+def rate_bars(bars: Sequence[RateBar], *, title: str, ylabel: str = "violation rate") -> str:
+    """Grouped bars with Wilson interval whiskers; groups on the x axis, one colour per series."""
+    plt = _pyplot()
+    groups = list(dict.fromkeys(b.group for b in bars))
+    series = list(dict.fromkeys(b.series for b in bars))
+    width = 0.8 / max(1, len(series))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * max(1, len(series)) * 0.5 + 3), 3.6))
+    for j, name in enumerate(series):
+        xs, ys, lo, hi = [], [], [], []
+        for i, group in enumerate(groups):
+            bar = next((b for b in bars if b.group == group and b.series == name), None)
+            if bar is None or bar.rate is None:
+                continue
+            xs.append(i + (j - (len(series) - 1) / 2) * width)
+            ys.append(bar.rate)
+            low, high = bar.ci if bar.ci is not None else (bar.rate, bar.rate)
+            lo.append(bar.rate - low)
+            hi.append(high - bar.rate)
+        bars_ = ax.bar(xs, ys, width=width * 0.95, label=name, yerr=[lo, hi], capsize=3, ecolor="#333333")
+        # a 0% bar has no height: mark the rate so it reads as measured, not missing
+        ax.scatter(xs, ys, s=10, color=bars_.patches[0].get_facecolor() if bars_.patches else None, zorder=3)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8, ncols=min(4, max(1, len(series))), loc="upper left", bbox_to_anchor=(0, -0.12))
+    return _svg(fig)
+
+
+def phi_histogram(values: dict[str, Sequence[float]], *, title: str = "distribution of φ") -> str:
+    """Stacked histogram of φ per intervention type over [0, 1]."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.0, 3.2))
+    names = [k for k, v in values.items() if v]
+    if names:
+        ax.hist([list(values[k]) for k in names], bins=10, range=(0.0, 1.0), stacked=True, label=names)
+        ax.legend(fontsize=8)
+    ax.set_xlabel("φ (0: answer ignored the contradiction, 1: answer moved)")
+    ax.set_ylabel("audits")
+    ax.set_title(title)
+    return _svg(fig)
+
+
+def step_bars(steps: Sequence[tuple[str, float, int]], *, title: str = "causal contribution by step") -> str:
+    """Horizontal bars of mean φ (CCS) per step, highest first; each label carries its n."""
+    plt = _pyplot()
+    ordered = sorted(steps, key=lambda s: s[1])
+    fig, ax = plt.subplots(figsize=(6.0, max(1.8, 0.35 * len(ordered) + 1)))
+    ax.barh([f"{label} (n={n})" for label, _, n in ordered], [v for _, v, _ in ordered], color="#4c72b0")
+    ax.set_xlim(0, 1.0)
+    ax.set_xlabel("mean φ")
+    ax.set_title(title)
+    return _svg(fig)
