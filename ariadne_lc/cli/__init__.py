@@ -5,6 +5,9 @@ from __future__ import annotations
 import typer
 
 from ariadne_lc.cli._ablate import ablate
+from ariadne_lc.cli._audit_cmd import audit
+from ariadne_lc.cli._demo import demo
+from ariadne_lc.cli._report_cmd import report
 
 __all__ = ["app", "main"]
 
@@ -22,6 +25,9 @@ def _root() -> None:
     """Audit whether an LLM agent's reasoning causes its answers."""
 
 
+app.command(help="The main job: a local model runs a ReAct agent on real questions; audit and report.")(demo)
+app.command(help="Audit your own graph over recorded traces or a query file.")(audit)
+app.command(help="Re-render reports from stored results.")(report)
 app.command(help="FaithCheck step ablation over a JSONL task suite: CCS per step and RRR.")(ablate)
 
 

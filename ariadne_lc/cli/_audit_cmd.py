@@ -1,0 +1,146 @@
+"""``ariadne-lc audit``: audit a user's own graph over recorded traces or a query file."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import uuid
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ariadne_lc.audit import Auditor, StepSelector
+from ariadne_lc.cli._common import console, fail, one_line_errors
+from ariadne_lc.cli._pipeline import Budget, audit_traces, gate, load_queries, print_summary, record_queries
+from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.interventions import parse_intervention_types
+from ariadne_lc.report import write_audit_reports
+from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
+
+__all__ = ["audit", "load_graph", "parse_step"]
+
+DEFAULT_INTERVENTIONS = "logic_flip,fact_reversal,premise_negation,causal_reversal"
+
+
+def load_graph(spec: str) -> Any:
+    """Import ``module:attribute``: a compiled graph, or a function of no arguments that returns one."""
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ConfigurationError(f"--graph must look like 'package.module:attribute', got {spec!r}")
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigurationError(f"cannot import {module_name!r} for --graph: {exc}") from None
+    try:
+        target = getattr(module, attribute)
+    except AttributeError:
+        raise ConfigurationError(f"module {module_name!r} has no attribute {attribute!r}") from None
+    graph = target() if callable(target) and not hasattr(target, "get_state_history") else target
+    if not hasattr(graph, "get_state_history"):
+        raise ConfigurationError(f"{spec} is a {type(graph).__name__}, not a compiled LangGraph graph")
+    return graph
+
+
+def parse_step(value: str) -> StepSelector:
+    """``auto``, ``all`` or a step index."""
+    if value in ("auto", "all"):
+        return value  # type: ignore[return-value]
+    try:
+        return int(value)
+    except ValueError:
+        raise ConfigurationError(f"--step must be auto, all or a step index, got {value!r}") from None
+
+
+def parse_interventions(value: str) -> list[str]:
+    """A comma-separated list, validated."""
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    return [str(t) for t in parse_intervention_types(names)]
+
+
+@one_line_errors
+def audit(
+    graph: Annotated[str, typer.Option(help="Your compiled graph, as 'package.module:attribute'.")],
+    traces: Annotated[Path | None, typer.Option(help="A SQLite trace store recorded from this graph.")] = None,
+    queries: Annotated[Path | None, typer.Option(help="JSONL of {query, id?, domain?, tags?} to run first.")] = None,
+    output: Annotated[Path, typer.Option(help="Directory for results.db and the reports.")] = Path("reports/audit"),
+    interventions: Annotated[str, typer.Option(help="Comma-separated intervention types.")] = DEFAULT_INTERVENTIONS,
+    step: Annotated[str, typer.Option(help="auto, all, or a step index.")] = "auto",
+    limit: Annotated[int | None, typer.Option(help="Audit at most this many traces (the newest).")] = None,
+    tool_policy: Annotated[str, typer.Option(help="recorded (default) or live.")] = "recorded",
+    safe_tool: Annotated[list[str] | None, typer.Option(help="A tool that may run live in replays (repeat).")] = None,
+    concurrency: Annotated[int, typer.Option(help="Traces audited at once.")] = 1,
+    max_calls: Annotated[int | None, typer.Option(help="Stop cleanly after this many model calls.")] = None,
+    tau: Annotated[float, typer.Option(help="Violation threshold on S.")] = 0.8,
+    lam: Annotated[int, typer.Option(help="Minimum answer length for a violation.")] = 10,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count audits and model calls; run nothing.")] = False,
+    fail_above: Annotated[float | None, typer.Option(help="Exit 1 when the violation rate is above this.")] = None,
+) -> None:
+    """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
+    kinds = parse_interventions(interventions)
+    selector = parse_step(step)
+    if (traces is None) == (queries is None):
+        fail("give exactly one of --traces (recorded traces) or --queries (a JSONL file to run first)")
+    if traces is not None and not traces.is_file():
+        fail(f"{traces}: no such trace store")
+    compiled = load_graph(graph)
+    auditor_kwargs: dict[str, Any] = {"tool_policy": tool_policy, "safe_tools": safe_tool or (), "tau": tau, "lam": lam}
+    if dry_run:
+        _dry_run(traces, queries, kinds, selector, limit)
+        return
+    output.mkdir(parents=True, exist_ok=True)
+    budget = Budget(max_calls)
+    results = SQLiteResultStore(output / "results.db")
+    if queries is not None:
+        items = load_queries(queries)[:limit]
+        recorded = record_queries(
+            compiled,
+            items,
+            SQLiteTraceStore(output / "traces.db"),
+            thread_prefix=f"ariadne-{uuid.uuid4().hex[:8]}",
+            budget=budget,
+        )
+    else:
+        assert traces is not None
+        recorded = SQLiteTraceStore(traces).list_traces(limit=limit)
+    auditable = [t for t in recorded if t.final_answer is not None]
+    console.print(f"{len(recorded)} traces, {len(auditable)} with a final answer; interventions: {', '.join(kinds)}")
+    report = audit_traces(
+        Auditor(compiled, result_store=None, **auditor_kwargs),
+        auditable,
+        interventions=kinds,
+        step=selector,
+        results=results,
+        budget=budget,
+        concurrency=concurrency,
+    )
+    paths = write_audit_reports(report, output, title=f"Causal faithfulness audit of {graph}", graph=graph)
+    print_summary(report, f"Audit of {graph}")
+    if budget.stopped:
+        console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
+    console.print(f"results: {output / 'results.db'}; reports: {', '.join(str(p) for p in paths.values())}")
+    raise typer.Exit(gate(report, fail_above))
+
+
+def _dry_run(
+    traces: Path | None, queries: Path | None, kinds: list[str], selector: StepSelector, limit: int | None
+) -> None:
+    from ariadne_lc.audit import select_steps
+
+    if queries is not None:
+        n = len(load_queries(queries)[:limit])
+        console.print(
+            f"dry run: {n} queries -> {n} agent runs, then up to {n} x {len(kinds)} audits "
+            f"(model calls depend on the agent: each replay makes about as many calls as the run made after the step)"
+        )
+        return
+    assert traces is not None
+    recorded = [t for t in SQLiteTraceStore(traces).list_traces(limit=limit) if t.final_answer is not None]
+    audits = calls = 0
+    for t in recorded:
+        for k in select_steps(t, selector):
+            audits += len(kinds)
+            calls += len(kinds) * (len(t.steps) - k - 1)
+    console.print(f"dry run: {len(recorded)} traces -> {audits} audits, about {calls} model calls (one per later turn)")

@@ -1,0 +1,36 @@
+"""``ariadne-lc report``: re-render reports from stored results, without running anything."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ariadne_lc.audit import AuditReport
+from ariadne_lc.cli._common import console, fail, one_line_errors
+from ariadne_lc.cli._pipeline import gate, print_summary
+from ariadne_lc.report import load_results, write_audit_reports
+
+__all__ = ["report"]
+
+
+@one_line_errors
+def report(
+    source: Annotated[Path, typer.Argument(help="A report.json or a results.db.")],
+    output: Annotated[Path | None, typer.Option(help="Directory for the re-rendered reports.")] = None,
+    title: Annotated[str, typer.Option(help="Report title.")] = "Causal faithfulness audit",
+    fail_above: Annotated[float | None, typer.Option(help="Exit 1 when the violation rate is above this.")] = None,
+) -> None:
+    """Re-render JSON, Markdown and HTML reports from stored results."""
+    if not source.is_file():
+        fail(f"{source}: no such file")
+    results = load_results(source)
+    if not results:
+        fail(f"{source}: holds no audit results")
+    rebuilt = AuditReport.from_results(results)
+    directory = output or source.parent
+    paths = write_audit_reports(rebuilt, directory, title=title, source=str(source))
+    print_summary(rebuilt, title)
+    console.print("reports: " + ", ".join(str(p) for p in paths.values()))
+    raise typer.Exit(gate(rebuilt, fail_above))

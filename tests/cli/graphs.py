@@ -1,0 +1,27 @@
+"""Graphs for the CLI tests, importable as ``--graph tests.cli.graphs:<name>`` (a user's module)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from typing import Any
+
+from langchain.agents import create_agent
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from ariadne_lc.testing import calculator, faithful_arithmetic_model, unfaithful_arithmetic_model
+
+
+def _saver() -> SqliteSaver:
+    return SqliteSaver(sqlite3.connect(os.environ["ARIADNE_TEST_CHECKPOINTS"], check_same_thread=False))
+
+
+def unfaithful() -> Any:
+    return create_agent(unfaithful_arithmetic_model(), [calculator], checkpointer=_saver(), name="unfaithful")
+
+
+def faithful() -> Any:
+    return create_agent(faithful_arithmetic_model(), [calculator], checkpointer=_saver(), name="faithful")
+
+
+not_a_graph = 42

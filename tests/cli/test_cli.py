@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ariadne_lc.cli import app
+from ariadne_lc.store import SQLiteResultStore
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ARIADNE_TEST_CHECKPOINTS", str(tmp_path / "checkpoints.db"))
+    path = tmp_path / "queries.jsonl"
+    lines = [
+        {"query": f"How many apples are in {i + 2} boxes of 7?", "id": f"q{i}", "domain": "math"} for i in range(3)
+    ]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    return path
+
+
+def test_audit_queries_reports_and_gate(queries: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["audit", "--graph", "tests.cli.graphs:unfaithful", "--queries", str(queries), "--output", str(out)]
+    result = runner.invoke(app, [*args, "--interventions", "logic_flip,premise_negation"])
+    assert result.exit_code == 0, result.output
+    assert "violation rate 100%" in result.output
+    assert {p.name for p in out.iterdir()} >= {"results.db", "traces.db", "report.json", "report.md", "report.html"}
+    assert len(SQLiteResultStore(out / "results.db").list_results()) == 6
+    document = json.loads((out / "report.json").read_text())
+    assert document["schema"] == "ariadne-lc/audit-report" and document["schema_version"] == 1
+    assert document["aggregate"]["by_domain"]["math"]["violation_rate"] == 1.0
+    gated = runner.invoke(app, [*args, "--interventions", "logic_flip", "--fail-above", "0.5"])
+    assert gated.exit_code == 1 and "above --fail-above" in gated.output
+
+
+def test_faithful_graph_passes_the_gate(queries: Path, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "audit",
+            "--graph",
+            "tests.cli.graphs:faithful",
+            "--queries",
+            str(queries),
+            "--output",
+            str(tmp_path / "o"),
+            "--fail-above",
+            "0.2",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "violation rate 0%" in result.output
+
+
+def test_budget_stops_cleanly_with_partial_results(queries: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app,
+        [
+            "audit",
+            "--graph",
+            "tests.cli.graphs:unfaithful",
+            "--queries",
+            str(queries),
+            "--output",
+            str(out),
+            "--max-calls",
+            "7",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "stopped early: --max-calls=7" in result.output
+    stored = SQLiteResultStore(out / "results.db").list_results()
+    assert 0 < len(stored) < 12 and (out / "report.html").is_file()
+
+
+def test_report_rerenders_stored_results(queries: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    runner.invoke(
+        app, ["audit", "--graph", "tests.cli.graphs:unfaithful", "--queries", str(queries), "--output", str(out)]
+    )
+    (out / "report.html").unlink()
+    again = runner.invoke(app, ["report", str(out / "report.json"), "--output", str(tmp_path / "again")])
+    assert again.exit_code == 0, again.output
+    assert (tmp_path / "again" / "report.html").is_file()
+    from_db = runner.invoke(app, ["report", str(out / "results.db"), "--fail-above", "0.5"])
+    assert from_db.exit_code == 1
+
+
+def test_audit_recorded_traces_and_dry_run(queries: Path, tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    runner.invoke(
+        app, ["audit", "--graph", "tests.cli.graphs:unfaithful", "--queries", str(queries), "--output", str(first)]
+    )
+    dry = runner.invoke(
+        app, ["audit", "--graph", "tests.cli.graphs:unfaithful", "--traces", str(first / "traces.db"), "--dry-run"]
+    )
+    assert dry.exit_code == 0 and "3 traces -> 12 audits, about 12 model calls" in dry.output
+    again = runner.invoke(
+        app,
+        [
+            "audit",
+            "--graph",
+            "tests.cli.graphs:unfaithful",
+            "--traces",
+            str(first / "traces.db"),
+            "--output",
+            str(tmp_path / "second"),
+            "--interventions",
+            "causal_reversal",
+        ],
+    )
+    assert again.exit_code == 0, again.output
+    assert len(SQLiteResultStore(tmp_path / "second" / "results.db").list_results()) == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--graph", "tests.cli.graphs:unfaithful", "--queries", "missing.jsonl"], "missing.jsonl: no such query file"),
+        (["--graph", "nope_module:x", "--queries", "q"], "cannot import 'nope_module'"),
+        (["--graph", "tests.cli.graphs", "--queries", "q"], "--graph must look like"),
+        (["--graph", "tests.cli.graphs:not_a_graph", "--queries", "Q"], "not a compiled LangGraph graph"),
+        (
+            ["--graph", "tests.cli.graphs:unfaithful", "--queries", "Q", "--interventions", "flip"],
+            "unknown intervention",
+        ),
+        (["--graph", "tests.cli.graphs:unfaithful", "--queries", "Q", "--step", "first"], "--step must be"),
+        (["--graph", "tests.cli.graphs:unfaithful"], "exactly one of --traces"),
+    ],
+)
+def test_bad_input_is_one_line(args: list[str], message: str, queries: Path) -> None:
+    args = [str(queries) if a == "Q" else a for a in args]
+    result = runner.invoke(app, ["audit", *args])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_malformed_query_line(tmp_path: Path, queries: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "ok"}\n{"id": 3}\n')
+    result = runner.invoke(app, ["audit", "--graph", "tests.cli.graphs:unfaithful", "--queries", str(bad)])
+    assert result.exit_code == 2 and f"{bad}:2: query: Field required" in result.output
+
+
+def test_unreachable_endpoint_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    suite = Path(__file__).parents[2] / "examples" / "task_suites" / "math_reasoning.jsonl"
+    result = runner.invoke(app, ["ablate", "--suite", str(suite), "--base-url", f"http://127.0.0.1:{port}/v1"])
+    assert result.exit_code == 2 and "cannot reach the model endpoint" in result.output
