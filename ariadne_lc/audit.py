@@ -137,9 +137,11 @@ class _Made:
     def applicable(self) -> bool:
         return all(i.applicable and i.intervened is not None for i in self.per_step.values())
 
-    def joined(self, attr: Literal["original", "intervened"]) -> str | None:
-        parts = [getattr(i, attr) for i in self.per_step.values()]
-        return None if any(p is None for p in parts) else _MULTI_SEPARATOR.join(parts)
+    @property
+    def intervened(self) -> str | None:
+        """The rewritten thoughts, joined like the originals; ``None`` when one is missing."""
+        parts = [i.intervened for i in self.per_step.values()]
+        return None if any(p is None for p in parts) else _MULTI_SEPARATOR.join(p or "" for p in parts)
 
     @property
     def method(self) -> str:
@@ -272,7 +274,8 @@ class Auditor:
         """Audit ``trace`` at the selected step(s) with each intervention; one result per pair.
 
         ``interventions`` takes contradiction names, control names and the selectors ``"random"``
-        and ``"adaptive"``. A list of step indices is one multi-step intervention on all of them.
+        and ``"adaptive"``. A list of step indices is one multi-step intervention on all of them,
+        with the same kind on every step (a selector is resolved on the earliest step's thought).
         """
         return [self._audit_one(trace, job) for job in self._plan(trace, step, interventions)]
 
@@ -574,7 +577,7 @@ class Auditor:
             status=status,
             label=label,
             original_thought=originals,
-            intervened_thought=None if made is None else made.joined("intervened"),
+            intervened_thought=None if made is None else made.intervened,
             intervention_method=None if made is None else made.method,
             intervention_rejections=() if made is None else made.rejections,
             strength=strength,
