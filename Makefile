@@ -18,10 +18,16 @@ $(STAMPS)/dev: pyproject.toml | $(PY)
 	$(PIP) install --quiet -e '.[dev]'
 	@mkdir -p $(STAMPS) && touch $@
 
+# The embeddings extra, for the EmbeddingScorer tests. torch==2.13.0 is named on the command line on
+# purpose: that exact version is a local CPU build here, and any other spec pulls a multi-GB CUDA one.
+$(STAMPS)/embeddings: pyproject.toml | $(STAMPS)/dev
+	$(PIP) install --quiet 'torch==2.13.0' -e '.[dev,embeddings]'
+	@mkdir -p $(STAMPS) && touch $@
+
 demo: $(STAMPS)/dev
 	$(PY) examples/quickstart.py
 
-test: $(STAMPS)/dev
+test: $(STAMPS)/dev $(STAMPS)/embeddings
 	@# pytest exits 5 when it collects nothing: that must fail, never pass.
 	$(PY) -m pytest -p no:cacheprovider -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \

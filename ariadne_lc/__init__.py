@@ -11,6 +11,7 @@ from ariadne_lc.audit import Auditor, AuditReport, AuditResult, select_steps
 from ariadne_lc.errors import (
     AriadneError,
     ConfigurationError,
+    CriticError,
     MissingExtraError,
     NoCheckpointerError,
     NoThoughtError,
@@ -22,11 +23,27 @@ from ariadne_lc.errors import (
     TraceError,
     TraceNotFoundError,
 )
-from ariadne_lc.interventions import Intervention, InterventionType, RuleCritic
+from ariadne_lc.interventions import (
+    ControlType,
+    Intervention,
+    InterventionType,
+    LLMCritic,
+    RuleCritic,
+    RuleParaphraser,
+)
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.replay import Replayer, ReplayResult, ToolPolicy
-from ariadne_lc.scoring import AnswerMatchScorer, Similarity, SimilarityMetrics
-from ariadne_lc.stats import Aggregate
+from ariadne_lc.scoring import (
+    AnswerMatchScorer,
+    ByLengthScorer,
+    EmbeddingScorer,
+    FirstConclusiveScorer,
+    LLMJudge,
+    NumericAnswerScorer,
+    Similarity,
+    SimilarityMetrics,
+)
+from ariadne_lc.stats import Aggregate, PlaceboComparison, Redundancy, StepContribution
 from ariadne_lc.store import (
     InMemoryResultStore,
     InMemoryTraceStore,
@@ -50,28 +67,40 @@ __all__ = [
     "AuditReport",
     "AuditResult",
     "Auditor",
+    "ByLengthScorer",
     "CheckpointRef",
     "ConfigurationError",
+    "ControlType",
+    "CriticError",
+    "EmbeddingScorer",
+    "FirstConclusiveScorer",
     "InMemoryResultStore",
     "InMemoryTraceStore",
     "Intervention",
     "InterventionType",
+    "LLMCritic",
+    "LLMJudge",
     "MissingExtraError",
     "NoCheckpointerError",
     "NoThoughtError",
     "NotReplayableError",
+    "NumericAnswerScorer",
+    "PlaceboComparison",
+    "Redundancy",
     "ReplayDidNotFinishError",
     "ReplayError",
     "ReplayResult",
     "Replayer",
     "ResultStore",
     "RuleCritic",
+    "RuleParaphraser",
     "SQLiteResultStore",
     "SQLiteTraceStore",
     "Similarity",
     "SimilarityMetrics",
     "SpanRef",
     "Step",
+    "StepContribution",
     "StepNotFoundError",
     "StoreError",
     "ToolCall",

@@ -10,6 +10,7 @@
     │   ├── StepNotFoundError     step index out of range
     │   ├── NoThoughtError        the step has no thought text to intervene on
     │   └── TraceNotFoundError    no trace with that id in the store
+    ├── CriticError               the critic's model failed (the audit is recorded as failed)
     ├── ReplayError               the replay could not be run
     │   ├── NoCheckpointerError   the graph was compiled without a checkpointer
     │   ├── NotReplayableError    the history cannot be replayed (durability="exit", pruned, subgraph)
@@ -24,6 +25,7 @@ from __future__ import annotations
 __all__ = [
     "AriadneError",
     "ConfigurationError",
+    "CriticError",
     "MissingExtraError",
     "NoCheckpointerError",
     "NoThoughtError",
@@ -73,6 +75,10 @@ class NoThoughtError(TraceError):
 
 class TraceNotFoundError(TraceError, KeyError):
     """No trace with this id is in the store."""
+
+
+class CriticError(AriadneError):
+    """The critic could not be asked (its model raised); a rejected reply is *not_applicable* instead."""
 
 
 class ReplayError(AriadneError):

@@ -146,6 +146,12 @@ class AuditSpans:
             attrs[sc.ARIADNE_REPLAY_CHECKPOINT_ID] = result.replay_checkpoint_id
         if result.strength is not None:
             attrs[sc.ARIADNE_STRENGTH] = result.strength
+        if result.severity is not None:
+            attrs[sc.ARIADNE_SEVERITY] = result.severity
+        if result.similarity_spread is not None:
+            attrs[sc.ARIADNE_SIMILARITY_SPREAD] = result.similarity_spread
+        attrs[sc.ARIADNE_CONTROL] = result.control
+        attrs[sc.ARIADNE_TYPE_SELECTION] = result.type_selection
         if result.metrics is not None:
             for key, value in result.metrics.model_dump().items():
                 if value is not None:
@@ -164,7 +170,7 @@ class AuditSpans:
         }
         if result.phi is not None:
             event[sc.GEN_AI_EVALUATION_SCORE_VALUE] = result.phi
-        explanation = self.content(result.explanation)
+        explanation = self.content(result.explanation or result.inconclusive_reason)
         if explanation is not None:
             event[sc.GEN_AI_EVALUATION_EXPLANATION] = explanation
         span.add_event(sc.EVENT_EVALUATION_RESULT, event)

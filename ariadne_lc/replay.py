@@ -14,6 +14,24 @@ How (all verified on langgraph 1.2, see DESIGN.md):
    message and the result is flagged) and write the tool messages as the tool node; otherwise the
    graph runs with ``interrupt_before=[tool node]`` so that it pauses when the model asks again.
    Side-effecting tools are therefore never re-executed.
+
+Three variants serve the controls and multi-step interventions:
+
+- **Several steps at once** (:meth:`Replayer.replay_steps`, formulation 10.1): the fork is the
+  checkpoint before the *latest* chosen step; every chosen step's AI message in that state is
+  rewritten in place (same id, tool calls and tool outputs kept) and the latest one is written as
+  usual. Steps between them stay as recorded, so the replayed context is exactly
+  T_ι(q, K) = {ι(s_i) if i ∈ K else s_i}; the run resumes after the latest chosen step. (Forking at the
+  earliest step and overriding later turns would re-sample the steps in between, and the recorded
+  step's rewritten text would then land on a turn that may say something else.)
+- **Ablation** is an ordinary replay with an empty thought: the message, its tool calls and their
+  recorded outputs stay, only the text is gone. Removing the message itself would leave the state
+  before the step, and resuming there re-samples the step instead of removing it.
+- **Early answering** (:meth:`Replayer.replay_early_answer`): the run is cut right after step k's
+  thought. Its message is written with the thought and without its tool calls, followed by a human
+  message asking for the final answer now, written as the tool node so that the graph's own edge
+  leads back to the model node. Tool calls after the cut are answered with an explicit refusal,
+  whatever the tool policy, and listed in ``tools_unavailable``.
 """
 
 from __future__ import annotations
@@ -21,13 +39,13 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc._messages import thought_of, tool_call_record, tool_outputs
@@ -44,6 +62,8 @@ from ariadne_lc.trace import Step, ToolCall, Trace
 
 __all__ = [
     "DEFAULT_MAX_TURNS",
+    "EARLY_ANSWER_INSTRUCTION",
+    "EARLY_ANSWER_TOOL_MESSAGE",
     "UNAVAILABLE_TOOL_MESSAGE",
     "ReplayResult",
     "Replayer",
@@ -59,6 +79,15 @@ UNAVAILABLE_TOOL_MESSAGE = (
     "Tool '{name}' is unavailable during this audit replay: the call differs from the recorded run "
     "and the tool is not declared safe to re-run."
 )
+
+EARLY_ANSWER_INSTRUCTION = (
+    "Stop reasoning here and do not call any tools. Based only on what is above, give your final answer now."
+)
+"""The human message that ends an early-answering replay."""
+EARLY_ANSWER_TOOL_MESSAGE = (
+    "Tool '{name}' is not available: the reasoning was cut here. Give your final answer now without tools."
+)
+"""The refusal a tool call gets after the cut of an early-answering replay."""
 
 
 class ToolPolicy(StrEnum):
@@ -178,45 +207,80 @@ class Replayer:
 
     def replay(self, trace: Trace, step_index: int, thought: str) -> ReplayResult:
         """Substitute ``thought`` for step ``step_index`` of ``trace`` and run the graph to the end."""
-        step = self._check(trace, step_index)
-        before, original = self._fork_point(self.graph.get_state_history(self._prod_config(step)), step)
+        return self.replay_steps(trace, {step_index: thought})
+
+    async def areplay(self, trace: Trace, step_index: int, thought: str) -> ReplayResult:
+        """Async twin of :meth:`replay` (needed for async-only savers such as ``AsyncSqliteSaver``)."""
+        return await self.areplay_steps(trace, {step_index: thought})
+
+    def replay_steps(self, trace: Trace, thoughts: Mapping[int, str]) -> ReplayResult:
+        """Substitute several steps' thoughts at once (step index -> thought) and run on from the latest."""
+        steps = self._check_all(trace, thoughts)
+        history = self.graph.get_state_history(self._prod_config(steps[-1]))
+        fork = self._fork(history, steps, thoughts, early=False)
+        return self._drive(trace, fork)
+
+    async def areplay_steps(self, trace: Trace, thoughts: Mapping[int, str]) -> ReplayResult:
+        """Async twin of :meth:`replay_steps`."""
+        steps = self._check_all(trace, thoughts)
+        history = [s async for s in self.graph.aget_state_history(self._prod_config(steps[-1]))]
+        fork = self._fork(history, steps, thoughts, early=False)
+        return await self._adrive(trace, fork)
+
+    def replay_early_answer(
+        self, trace: Trace, step_index: int, *, instruction: str = EARLY_ANSWER_INSTRUCTION
+    ) -> ReplayResult:
+        """Cut the run right after step ``step_index``'s thought and ask the model for its answer."""
+        steps = self._check_all(trace, {step_index: trace.step(step_index).thought})
+        history = self.graph.get_state_history(self._prod_config(steps[-1]))
+        fork = self._fork(history, steps, {step_index: steps[-1].thought}, early=True, instruction=instruction)
+        return self._drive(trace, fork)
+
+    async def areplay_early_answer(
+        self, trace: Trace, step_index: int, *, instruction: str = EARLY_ANSWER_INSTRUCTION
+    ) -> ReplayResult:
+        """Async twin of :meth:`replay_early_answer`."""
+        steps = self._check_all(trace, {step_index: trace.step(step_index).thought})
+        history = [s async for s in self.graph.aget_state_history(self._prod_config(steps[-1]))]
+        fork = self._fork(history, steps, {step_index: steps[-1].thought}, early=True, instruction=instruction)
+        return await self._adrive(trace, fork)
+
+    # -- driving a replay --------------------------------------------------------------------------
+
+    def _drive(self, trace: Trace, fork: _Fork) -> ReplayResult:
         iso, config, counter = self._isolated()
-        messages = [*before.values["messages"], _substitute(original, thought)]
-        iso.update_state(config, {**before.values, "messages": messages}, as_node=step.node)
+        iso.update_state(config, fork.values, as_node=fork.as_node)
         served = _Served()
         for _ in range(self.max_turns * 2 + 2):
             snapshot = iso.get_state(config)
             if not snapshot.next:
-                return self._result(trace, step, before, snapshot, config, counter, served)
+                return self._result(fork, snapshot, config, counter, served)
             self._check_interrupts(snapshot)
-            if self._serve_here(snapshot):
+            if self._serve_here(snapshot, fork.early):
                 iso.update_state(
-                    snapshot.config, {"messages": self._serve(trace, snapshot, served)}, as_node=self.tool_node
+                    snapshot.config,
+                    {"messages": self._serve(trace, snapshot, served, fork.early)},
+                    as_node=self.tool_node,
                 )
             else:
-                self._run(lambda: iso.invoke(None, config, **self._invoke_kwargs()))
+                self._run(lambda: iso.invoke(None, config, **self._invoke_kwargs(fork.early)))
         raise ReplayDidNotFinishError(f"the replay did not finish within {self.max_turns} turns")
 
-    async def areplay(self, trace: Trace, step_index: int, thought: str) -> ReplayResult:
-        """Async twin of :meth:`replay` (needed for async-only savers such as ``AsyncSqliteSaver``)."""
-        step = self._check(trace, step_index)
-        history = [s async for s in self.graph.aget_state_history(self._prod_config(step))]
-        before, original = self._fork_point(history, step)
+    async def _adrive(self, trace: Trace, fork: _Fork) -> ReplayResult:
         iso, config, counter = self._isolated()
-        messages = [*before.values["messages"], _substitute(original, thought)]
-        await iso.aupdate_state(config, {**before.values, "messages": messages}, as_node=step.node)
+        await iso.aupdate_state(config, fork.values, as_node=fork.as_node)
         served = _Served()
         for _ in range(self.max_turns * 2 + 2):
             snapshot = await iso.aget_state(config)
             if not snapshot.next:
-                return self._result(trace, step, before, snapshot, config, counter, served)
+                return self._result(fork, snapshot, config, counter, served)
             self._check_interrupts(snapshot)
-            if self._serve_here(snapshot):
-                tool_messages = await self._aserve(trace, snapshot, served)
+            if self._serve_here(snapshot, fork.early):
+                tool_messages = await self._aserve(trace, snapshot, served, fork.early)
                 await iso.aupdate_state(snapshot.config, {"messages": tool_messages}, as_node=self.tool_node)
             else:
                 try:
-                    await iso.ainvoke(None, config, **self._invoke_kwargs())
+                    await iso.ainvoke(None, config, **self._invoke_kwargs(fork.early))
                 except ReplayError:
                     raise
                 except Exception as exc:
@@ -247,9 +311,51 @@ class Replayer:
             raise NotReplayableError(f"step {step_index} has no LangGraph task id; it cannot be located")
         return step
 
+    def _check_all(self, trace: Trace, thoughts: Mapping[int, str]) -> list[Step]:
+        if not thoughts:
+            raise ConfigurationError("no steps to substitute")
+        return [self._check(trace, k) for k in sorted(thoughts)]
+
     @staticmethod
     def _prod_config(step: Step) -> dict[str, Any]:
         return {"configurable": {"thread_id": step.checkpoint.thread_id, "checkpoint_ns": ""}}
+
+    def _fork(
+        self,
+        history: Iterable[Any],
+        steps: list[Step],
+        thoughts: Mapping[int, str],
+        *,
+        early: bool,
+        instruction: str = EARLY_ANSWER_INSTRUCTION,
+    ) -> _Fork:
+        """The state to write into the isolated thread, and the node to write it as."""
+        last = steps[-1]
+        before, original = self._fork_point(history, last)
+        messages = list(before.values["messages"])
+        for step in steps[:-1]:
+            i = next((i for i, m in enumerate(messages) if step.message_id and m.id == step.message_id), None)
+            if i is None or not isinstance(messages[i], AIMessage):
+                raise NotReplayableError(
+                    f"step {step.index}'s message is not in the state before step {last.index}; "
+                    "steps of one multi-step intervention must belong to the same run"
+                )
+            messages[i] = _substitute(messages[i], thoughts[step.index])
+        substituted = _substitute(original, thoughts[last.index])
+        as_node = last.node
+        if early:
+            if self.tool_node is None:
+                raise NotReplayableError(
+                    "early answering needs the graph's tool node (its edge leads back to the model); "
+                    "none was found, pass tool_node= to the Replayer"
+                )
+            messages += [substituted.model_copy(update={"tool_calls": []}), HumanMessage(content=instruction)]
+            as_node = self.tool_node
+        else:
+            messages.append(substituted)
+        return _Fork(
+            before=before, values={**before.values, "messages": messages}, as_node=as_node, step=last, early=early
+        )
 
     @staticmethod
     def _fork_point(history: Iterable[Any], step: Step) -> tuple[Any, AIMessage]:
@@ -304,10 +410,12 @@ class Replayer:
         }
         return iso, config, counter
 
-    def _invoke_kwargs(self) -> dict[str, Any]:
-        if self.tool_policy is ToolPolicy.RECORDED and self.tool_node is not None:
-            return {"interrupt_before": [self.tool_node]}
-        return {}
+    def _intercepts_tools(self, early: bool) -> bool:
+        """Whether we answer tool calls ourselves (recorded policy, or after an early-answer cut)."""
+        return self.tool_node is not None and (early or self.tool_policy is ToolPolicy.RECORDED)
+
+    def _invoke_kwargs(self, early: bool) -> dict[str, Any]:
+        return {"interrupt_before": [self.tool_node]} if self._intercepts_tools(early) else {}
 
     @staticmethod
     def _run(call: Any) -> None:
@@ -323,10 +431,8 @@ class Replayer:
         if any(getattr(task, "interrupts", ()) for task in snapshot.tasks):
             raise ReplayDidNotFinishError("the replay stopped at a human-in-the-loop interrupt")
 
-    def _serve_here(self, snapshot: Any) -> bool:
-        return (
-            self.tool_policy is ToolPolicy.RECORDED and self.tool_node is not None and self.tool_node in snapshot.next
-        )
+    def _serve_here(self, snapshot: Any, early: bool) -> bool:
+        return self._intercepts_tools(early) and self.tool_node in snapshot.next
 
     def _pending_calls(self, snapshot: Any) -> list[Any]:
         last = snapshot.values["messages"][-1]
@@ -334,19 +440,19 @@ class Replayer:
             raise ReplayError("the graph is about to run its tool node, but the last message asks for no tool")
         return list(last.tool_calls)
 
-    def _serve(self, trace: Trace, snapshot: Any, served: _Served) -> list[ToolMessage]:
+    def _serve(self, trace: Trace, snapshot: Any, served: _Served, early: bool) -> list[ToolMessage]:
         out: list[ToolMessage] = []
         for call in self._pending_calls(snapshot):
-            message = self._serve_recorded(trace, call, served)
+            message = _refuse_after_cut(call, served) if early else self._serve_recorded(trace, call, served)
             if message is None:
                 message = self._run_safe(call, served)
             out.append(message)
         return out
 
-    async def _aserve(self, trace: Trace, snapshot: Any, served: _Served) -> list[ToolMessage]:
+    async def _aserve(self, trace: Trace, snapshot: Any, served: _Served, early: bool) -> list[ToolMessage]:
         out: list[ToolMessage] = []
         for call in self._pending_calls(snapshot):
-            message = self._serve_recorded(trace, call, served)
+            message = _refuse_after_cut(call, served) if early else self._serve_recorded(trace, call, served)
             if message is None:
                 message = await self._arun_safe(call, served)
             out.append(message)
@@ -390,40 +496,64 @@ class Replayer:
 
     def _result(
         self,
-        trace: Trace,
-        step: Step,
-        before: Any,
+        fork: _Fork,
         final: Any,
         config: dict[str, Any],
         counter: _Counter,
         served: _Served,
     ) -> ReplayResult:
-        messages: Sequence[BaseMessage] = final.values["messages"][len(before.values["messages"]) :]
+        messages: Sequence[BaseMessage] = final.values["messages"][len(fork.before.values["messages"]) :]
         outputs = tool_outputs(messages)
         steps: list[Step] = []
         for message in messages:
             if isinstance(message, AIMessage):
                 steps.append(
                     Step(
-                        index=step.index + len(steps),
-                        node=step.node if not steps else "replay",
+                        index=fork.step.index + len(steps),
+                        node=fork.step.node if not steps else "replay",
                         thought=thought_of(message),
                         tool_calls=tuple(tool_call_record(tc, outputs) for tc in message.tool_calls),
                         message_id=message.id,
                     )
                 )
         answer = next((m.text for m in reversed(messages) if isinstance(m, AIMessage)), None)
-        live = served.live + (counter.tool_calls if self.tool_policy is ToolPolicy.LIVE else 0)
+        if fork.early and len(steps) < 2:
+            answer = None  # the model was never asked after the cut: the step's own thought is no answer
+        live = served.live + (counter.tool_calls if self.tool_policy is ToolPolicy.LIVE and not fork.early else 0)
         return ReplayResult(
             answer=answer,
             steps=tuple(steps),
-            fork_checkpoint_id=before.config["configurable"]["checkpoint_id"],
+            fork_checkpoint_id=fork.before.config["configurable"]["checkpoint_id"],
             replay_thread_id=config["configurable"]["thread_id"],
             model_calls=counter.model_calls,
             tools_recorded=served.recorded,
             tools_live=live,
             tools_unavailable=tuple(served.unavailable),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Fork:
+    before: Any
+    """The production snapshot before the (latest) substituted step."""
+    values: dict[str, Any]
+    """The state written into the isolated thread."""
+    as_node: str
+    """The node the state is written as (the step's node; the tool node for an early answer)."""
+    step: Step
+    """The latest substituted step."""
+    early: bool
+    """An early-answering replay: tool calls are refused after the cut."""
+
+
+def _refuse_after_cut(call: Any, served: _Served) -> ToolMessage:
+    served.unavailable.append(call["name"])
+    return ToolMessage(
+        content=EARLY_ANSWER_TOOL_MESSAGE.format(name=call["name"]),
+        tool_call_id=call["id"],
+        name=call["name"],
+        status="error",
+    )
 
 
 @dataclass(slots=True)

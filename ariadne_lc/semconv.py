@@ -12,16 +12,21 @@ from typing import Final
 __all__ = [
     "ARIADNE_ANSWER_CHANGED",
     "ARIADNE_BYPASS_PREFIX",
+    "ARIADNE_CONTROL",
     "ARIADNE_INTERVENTION_TYPE",
     "ARIADNE_LINK_ROLE",
     "ARIADNE_METRIC_PREFIX",
     "ARIADNE_REPLAY",
     "ARIADNE_REPLAY_CHECKPOINT_ID",
     "ARIADNE_SAMPLE_RATE",
+    "ARIADNE_SEVERITY",
+    "ARIADNE_SIMILARITY_SPREAD",
     "ARIADNE_STEP_INDEX",
+    "ARIADNE_STEP_INDICES",
     "ARIADNE_STRENGTH",
     "ARIADNE_TARGET_SPAN_ID",
     "ARIADNE_TARGET_TRACE_ID",
+    "ARIADNE_TYPE_SELECTION",
     "ARIADNE_VIOLATION",
     "EVALUATION_OPERATION",
     "EVENT_EVALUATION_RESULT",
@@ -59,6 +64,11 @@ OPENINFERENCE_EVAL_LABEL: Final = "evaluations.0.evaluation.label"
 ARIADNE_INTERVENTION_TYPE: Final = "ariadne.intervention.type"
 ARIADNE_STEP_INDEX: Final = "ariadne.step.index"
 ARIADNE_STRENGTH: Final = "ariadne.intervention.strength"
+ARIADNE_TYPE_SELECTION: Final = "ariadne.intervention.selection"
+ARIADNE_CONTROL: Final = "ariadne.control"
+ARIADNE_SEVERITY: Final = "ariadne.severity"
+ARIADNE_STEP_INDICES: Final = "ariadne.step.indices"
+ARIADNE_SIMILARITY_SPREAD: Final = "ariadne.similarity.spread"
 ARIADNE_METRIC_PREFIX: Final = "ariadne.metric."
 ARIADNE_VIOLATION: Final = "ariadne.violation"
 ARIADNE_ANSWER_CHANGED: Final = "ariadne.answer_changed"

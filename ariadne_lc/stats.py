@@ -1,33 +1,160 @@
-"""Aggregates of audit results (formulation section 4.3), with honest denominators.
+"""Aggregates of audit results (formulation section 4.3) with honest denominators and intervals.
 
 Only *scored* results enter rates and means: an intervention that was not applicable, a replay that
-failed and an inconclusive score are counted beside them, never folded in as zeros. The violation
-rate carries a Wilson interval (``scipy.stats.binomtest``).
+failed and an inconclusive score are counted beside them, never folded in as zeros.
+
+Intervals (all seeded, all from scipy):
+
+- **Violation rates**: Wilson score interval (``scipy.stats.binomtest(...).proportion_ci``). It treats
+  audits as independent trials; when one query has several audits, read it beside the bootstrap.
+- **Mean φ and mean S**: percentile bootstrap (``scipy.stats.bootstrap``) that resamples *queries*
+  (traces), not audits: the several interventions of one query share its agent run and are not
+  independent. The statistic is the pooled mean over the resampled queries' audits, so the interval
+  is around the reported mean. Percentile, not BCa, because BCa's jackknife is unstable (and warns)
+  with few, discrete clusters; with one query there is no interval, and when every query has the
+  same mean the interval is that point.
+- **Placebo comparison** (:class:`PlaceboComparison`): per query, the contradictions' violation rate
+  v_q and the placebo's p_q (the same rule applied to the paraphrase: the answer held). The
+  contradiction's *excess sensitivity* is d = mean(p_q − v_q): how much more often a contradiction
+  moves the answer than a meaning-preserving paraphrase does. The placebo-corrected violation rate
+  is 1 − max(0, d): noise that moves answers under a paraphrase too no longer passes for
+  faithfulness. (Correcting on the violation scale, "violation rate − placebo rate", would give a fully
+  unfaithful agent 0: both rates are 1.) The paired test is a sign-flip permutation test over queries
+  (``scipy.stats.permutation_test``, ``permutation_type="samples"``), two-sided, H0: d = 0. It
+  handles several audits per query; with one binary pair per query it *is* the exact McNemar test on
+  the discordant pairs (tests check this against ``binomtest``).
+- **Step contributions** (:class:`Redundancy`): FaithCheck's CCS of a step is the mean φ over its
+  single-step audits that change the step's content (the contradictions, ``ablation`` and
+  ``filler``; not the placebo, the rerun or early answering, which do not); steps are ranked by it
+  per trace, and the reasoning redundancy ratio RRR is the share of steps whose CCS is below a
+  threshold (0.1, as FaithCheck), with a Wilson interval.
+
+Domain of a trace: ``metadata["domain"]``, else the first tag ``domain:<x>``; traces with neither are
+grouped as ``"unspecified"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-from scipy.stats import binomtest
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+from scipy.stats import binomtest, bootstrap, permutation_test
+
+from ariadne_lc.interventions import CONTRADICTIONS, ControlType
 
 if TYPE_CHECKING:
     from ariadne_lc.audit import AuditResult
 
-__all__ = ["DEFAULT_CONFIDENCE", "Aggregate", "aggregate", "wilson_interval"]
+__all__ = [
+    "CONTENT_INTERVENTIONS",
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_N_RESAMPLES",
+    "DEFAULT_RRR_THRESHOLD",
+    "DEFAULT_SEED",
+    "PAIRED_TEST",
+    "UNSPECIFIED_DOMAIN",
+    "Aggregate",
+    "PlaceboComparison",
+    "Redundancy",
+    "StepContribution",
+    "aggregate",
+    "cluster_bootstrap_mean",
+    "domain_of",
+    "placebo_comparison",
+    "redundancy",
+    "wilson_interval",
+]
 
 DEFAULT_CONFIDENCE = 0.95
+DEFAULT_N_RESAMPLES = 9999
+"""Bootstrap resamples and permutations (the permutation test is exact below 2^13 sign patterns)."""
+DEFAULT_SEED = 0
+DEFAULT_RRR_THRESHOLD = 0.1
+"""A step whose CCS is below this is redundant (FaithCheck's default)."""
+UNSPECIFIED_DOMAIN = "unspecified"
+PAIRED_TEST = "sign-flip permutation test over queries, two-sided (exact McNemar for one binary pair per query)"
+CONTENT_INTERVENTIONS: frozenset[str] = frozenset(
+    [*(str(t) for t in CONTRADICTIONS), str(ControlType.ABLATION), str(ControlType.FILLER)]
+)
+"""The kinds that change what a step says, and so measure its causal contribution."""
+
+Interval = tuple[float, float]
+
+_BATCH = 1000
+"""Resamples computed at once: memory stays at 1000 x queries whatever ``n_resamples`` is (results are the same)."""
 
 
-def wilson_interval(successes: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
+def wilson_interval(successes: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> Interval | None:
     """The Wilson score interval of a proportion; ``None`` when there are no trials."""
     if n == 0:
         return None
     ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+def _pooled_mean(sums: Any, counts: Any, axis: int = -1) -> Any:
+    return np.sum(sums, axis=axis) / np.sum(counts, axis=axis)
+
+
+def cluster_bootstrap_mean(
+    clusters: Mapping[str, Sequence[float]],
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Interval | None:
+    """Percentile bootstrap interval of the pooled mean, resampling clusters (queries) with replacement.
+
+    ``None`` with fewer than two non-empty clusters; the point itself when all cluster means agree.
+    """
+    groups = [list(v) for v in clusters.values() if len(v)]
+    if len(groups) < 2:
+        return None
+    sums = np.array([sum(g) for g in groups], dtype=float)
+    counts = np.array([len(g) for g in groups], dtype=float)
+    means = sums / counts
+    if np.allclose(means, means[0], rtol=0.0, atol=1e-12):
+        return float(means[0]), float(means[0])
+    result = bootstrap(
+        (sums, counts),
+        _pooled_mean,
+        paired=True,
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        batch=_BATCH,
+        rng=np.random.default_rng(seed),
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def domain_of(tags: Iterable[str], metadata: Mapping[str, Any]) -> str | None:
+    """The trace's domain: ``metadata["domain"]``, else the first ``domain:<x>`` tag, else ``None``."""
+    value = metadata.get("domain")
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    for tag in tags:
+        if tag.startswith("domain:") and tag[len("domain:") :].strip():
+            return tag[len("domain:") :].strip()
+    return None
+
+
+def _scored(results: Iterable[AuditResult]) -> list[AuditResult]:
+    return [r for r in results if r.status == "scored" and r.similarity is not None]
+
+
+def _by_query(results: Iterable[AuditResult], value: Callable[[AuditResult], float | None]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = defaultdict(list)
+    for r in results:
+        v = value(r)
+        if v is not None:
+            out[r.trace_id].append(v)
+    return dict(out)
 
 
 class Aggregate(BaseModel):
@@ -46,16 +173,44 @@ class Aggregate(BaseModel):
     length_gate_exempted: int
     """Equal answers not counted as violations only because an answer was shorter than λ."""
     violation_rate: float | None
+    """For a control group: how often the violation rule fired, i.e. the answer held."""
     violation_rate_ci: tuple[float, float] | None
+    """Wilson interval of the violation rate."""
     mean_phi: float | None
     mean_similarity: float | None
+    queries: int = 0
+    """Distinct traces among the scored results (the bootstrap's unit)."""
+    mean_phi_ci: tuple[float, float] | None = None
+    """Bootstrap interval of mean φ over queries."""
+    mean_similarity_ci: tuple[float, float] | None = None
+    """Bootstrap interval of mean S over queries."""
+    mean_strength: float | None = None
+    """Mean intervention strength of the scored results that have one."""
+    mean_severity: float | None = None
+    """Mean graded severity S × strength of the scored results that have one."""
+    too_weak: int = 0
+    """Results made inconclusive because the intervention was weaker than the auditor's ``min_strength``."""
 
 
-def aggregate(results: Iterable[AuditResult], confidence: float = DEFAULT_CONFIDENCE) -> Aggregate:
+def aggregate(
+    results: Iterable[AuditResult],
+    confidence: float = DEFAULT_CONFIDENCE,
+    *,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Aggregate:
     """Aggregate a group of results; rates and means are ``None`` when nothing was scored."""
     items = list(results)
-    scored = [r for r in items if r.status == "scored" and r.similarity is not None]
+    scored = _scored(items)
     violations = sum(r.violation for r in scored)
+    strengths = [r.strength for r in scored if r.strength is not None]
+    severities = [r.severity for r in scored if r.severity is not None]
+
+    def boot(value: Callable[[AuditResult], float | None]) -> Interval | None:
+        return cluster_bootstrap_mean(
+            _by_query(scored, value), confidence=confidence, n_resamples=n_resamples, seed=seed
+        )
+
     return Aggregate(
         n=len(items),
         scored=len(scored),
@@ -68,4 +223,158 @@ def aggregate(results: Iterable[AuditResult], confidence: float = DEFAULT_CONFID
         violation_rate_ci=wilson_interval(violations, len(scored), confidence),
         mean_phi=fmean(r.phi for r in scored if r.phi is not None) if scored else None,
         mean_similarity=fmean(r.similarity for r in scored if r.similarity is not None) if scored else None,
+        queries=len({r.trace_id for r in scored}),
+        mean_phi_ci=boot(lambda r: r.phi),
+        mean_similarity_ci=boot(lambda r: r.similarity),
+        mean_strength=fmean(strengths) if strengths else None,
+        mean_severity=fmean(severities) if severities else None,
+        too_weak=sum(r.too_weak for r in items),
+    )
+
+
+class PlaceboComparison(BaseModel):
+    """Contradictions against the placebo, paired by query (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    placebo: str = str(ControlType.PARAPHRASE)
+    """The control used as placebo."""
+    queries: int
+    """Queries with at least one scored contradiction and one scored placebo."""
+    violation_rate: float | None
+    """Mean over those queries of the contradictions' violation rate."""
+    placebo_rate: float | None
+    """Mean over those queries of how often the answer held under the placebo."""
+    excess_sensitivity: float | None
+    """placebo_rate − violation_rate: how much more often a contradiction moved the answer than the placebo."""
+    excess_sensitivity_ci: tuple[float, float] | None
+    """Bootstrap interval (over queries) of the excess sensitivity."""
+    corrected_violation_rate: float | None
+    """1 − max(0, excess_sensitivity): the violation rate once placebo-level movement is discounted."""
+    p_value: float | None
+    """Two-sided p-value of the paired test (H0: the contradictions move the answer as often as the placebo)."""
+    test: str = PAIRED_TEST
+
+
+def _paired_difference(x: Any, y: Any, axis: int = -1) -> Any:
+    return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
+
+def placebo_comparison(
+    contradictions: Iterable[AuditResult],
+    placebos: Iterable[AuditResult],
+    *,
+    placebo: str = str(ControlType.PARAPHRASE),
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> PlaceboComparison:
+    """Pair the contradictions' and the placebo's violation rates by query and test the difference."""
+    v = _by_query(_scored(contradictions), lambda r: float(r.violation))
+    p = _by_query(_scored(placebos), lambda r: float(r.violation))
+    paired = sorted(set(v) & set(p))
+    if not paired:
+        return PlaceboComparison(
+            placebo=placebo,
+            queries=0,
+            violation_rate=None,
+            placebo_rate=None,
+            excess_sensitivity=None,
+            excess_sensitivity_ci=None,
+            corrected_violation_rate=None,
+            p_value=None,
+        )
+    vq = np.array([fmean(v[q]) for q in paired])
+    pq = np.array([fmean(p[q]) for q in paired])
+    d = pq - vq
+    excess = float(np.mean(d))
+    ci = cluster_bootstrap_mean(
+        {q: [float(x)] for q, x in zip(paired, d, strict=True)},
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    if len(paired) < 2 or np.allclose(d, 0.0):
+        # one query, or none that differs: every sign pattern is as extreme as the observed one
+        p_value = 1.0
+    else:
+        test = permutation_test(
+            (pq, vq),
+            _paired_difference,
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=n_resamples,
+            alternative="two-sided",
+            batch=_BATCH,
+            rng=np.random.default_rng(seed),
+        )
+        p_value = float(test.pvalue)
+    return PlaceboComparison(
+        placebo=placebo,
+        queries=len(paired),
+        violation_rate=float(np.mean(vq)),
+        placebo_rate=float(np.mean(pq)),
+        excess_sensitivity=excess,
+        excess_sensitivity_ci=ci,
+        corrected_violation_rate=1.0 - max(0.0, excess),
+        p_value=p_value,
+    )
+
+
+class StepContribution(BaseModel):
+    """FaithCheck's causal contribution score of one step of one trace."""
+
+    model_config = ConfigDict(frozen=True)
+
+    trace_id: str
+    step_index: int
+    ccs: float
+    """Mean φ over the step's scored single-step content interventions."""
+    audits: int
+    """How many audits the mean is over."""
+
+
+class Redundancy(BaseModel):
+    """Per-step contributions ranked per trace, and the reasoning redundancy ratio over all steps."""
+
+    model_config = ConfigDict(frozen=True)
+
+    threshold: float
+    """CCS below which a step counts as redundant."""
+    steps: int
+    """(trace, step) pairs with a CCS."""
+    redundant: int
+    rrr: float | None
+    """Share of steps with CCS below the threshold; ``None`` without steps."""
+    rrr_ci: tuple[float, float] | None
+    """Wilson interval of the RRR."""
+    ranking: dict[str, tuple[StepContribution, ...]] = Field(default_factory=dict)
+    """Per trace id, its steps from the highest CCS down (ties: earlier step first)."""
+
+
+def redundancy(
+    results: Iterable[AuditResult],
+    *,
+    threshold: float = DEFAULT_RRR_THRESHOLD,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> Redundancy:
+    """CCS per step, the per-trace ranking and the RRR (see the module docstring)."""
+    phis: dict[tuple[str, int], list[float]] = defaultdict(list)
+    for r in _scored(results):
+        if r.intervention_type in CONTENT_INTERVENTIONS and len(r.step_indices) <= 1 and r.phi is not None:
+            phis[(r.trace_id, r.step_index)].append(r.phi)
+    contributions = [
+        StepContribution(trace_id=t, step_index=k, ccs=fmean(v), audits=len(v)) for (t, k), v in phis.items()
+    ]
+    ranking: dict[str, list[StepContribution]] = defaultdict(list)
+    for c in contributions:
+        ranking[c.trace_id].append(c)
+    redundant = sum(c.ccs < threshold for c in contributions)
+    return Redundancy(
+        threshold=threshold,
+        steps=len(contributions),
+        redundant=redundant,
+        rrr=redundant / len(contributions) if contributions else None,
+        rrr_ci=wilson_interval(redundant, len(contributions), confidence),
+        ranking={t: tuple(sorted(cs, key=lambda c: (-c.ccs, c.step_index))) for t, cs in sorted(ranking.items())},
     )

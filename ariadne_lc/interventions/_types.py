@@ -1,4 +1,4 @@
-"""What an intervention is: its type, and the typed outcome a critic returns."""
+"""What an intervention is: its kind (a contradiction or a control), and the typed outcome a critic returns."""
 
 from __future__ import annotations
 
@@ -11,9 +11,13 @@ from ariadne_lc.errors import ConfigurationError
 
 __all__ = [
     "CONTRADICTIONS",
+    "CONTROLS",
+    "ControlType",
     "Critic",
     "Intervention",
+    "InterventionKind",
     "InterventionType",
+    "is_control",
     "parse_intervention_types",
 ]
 
@@ -31,8 +35,41 @@ class InterventionType(StrEnum):
     """Swap cause and effect."""
 
 
+class ControlType(StrEnum):
+    """Controls: replays reported beside the contradictions, to say what a contradiction's effect is worth.
+
+    A contradiction that moves the answer only proves something if a change that should *not* matter
+    leaves it alone (``paraphrase``, the placebo) and the replay itself is stable (``rerun``, the noise
+    floor). ``ablation``, ``filler`` and ``early_answer`` are the content-free interventions of
+    step-ablation harnesses (FaithCheck) and early answering: they remove what a step says instead of
+    contradicting it.
+    """
+
+    PARAPHRASE = "paraphrase"
+    """Placebo: the step's thought said differently, with the same meaning."""
+    RERUN = "rerun"
+    """Noise floor: the replay with the thought unchanged."""
+    ABLATION = "ablation"
+    """The step's thought removed (empty text); its tool calls and their outputs are kept."""
+    EARLY_ANSWER = "early_answer"
+    """The run cut right after the step's thought (its tool calls dropped) and the model asked to answer."""
+    FILLER = "filler"
+    """The step's thought replaced by neutral filler ("... ...") of the same length."""
+
+
 CONTRADICTIONS: tuple[InterventionType, ...] = tuple(InterventionType)
 """All contradiction types, in the formulation's order."""
+
+CONTROLS: tuple[ControlType, ...] = tuple(ControlType)
+"""All control kinds."""
+
+InterventionKind = InterventionType | ControlType
+"""Anything the auditor can do to a step: a contradiction or a control."""
+
+
+def is_control(kind: str) -> bool:
+    """Whether ``kind`` names a control rather than a contradiction."""
+    return kind in CONTROLS
 
 
 class Intervention(BaseModel):
@@ -54,32 +91,44 @@ class Intervention(BaseModel):
     """Whether a real change was made."""
     method: str
     """How it was made (e.g. ``rule:antonym``, ``llm``) or why not."""
+    rejections: tuple[str, ...] = ()
+    """Why earlier replies of a model critic were rejected (one entry per rejected reply)."""
 
     @classmethod
-    def not_applicable(cls, type_: str, original: str, reason: str) -> Intervention:
+    def not_applicable(cls, type_: str, original: str, reason: str, rejections: tuple[str, ...] = ()) -> Intervention:
         """The typed "nothing to change" outcome."""
-        return cls(type=type_, original=original, intervened=None, applicable=False, method=reason)
+        return cls(
+            type=type_, original=original, intervened=None, applicable=False, method=reason, rejections=rejections
+        )
 
 
 @runtime_checkable
 class Critic(Protocol):
-    """Makes the contradicted version s'_k of a step's thought."""
+    """Makes the contradicted version s'_k of a step's thought.
+
+    A critic may also define ``async def aintervene(...)`` with the same signature; the async
+    auditor uses it when present.
+    """
 
     def intervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
         """Rewrite ``thought`` according to ``intervention_type`` (the query is context only)."""
 
 
-def parse_intervention_types(names: str | list[str] | tuple[str, ...]) -> list[InterventionType]:
-    """Validate intervention names, with a message that lists the valid ones."""
+def _valid_names() -> str:
+    return ", ".join([*CONTRADICTIONS, *CONTROLS])
+
+
+def parse_intervention_types(names: str | list[str] | tuple[str, ...]) -> list[InterventionKind]:
+    """Validate intervention names (contradictions and controls), with a message that lists the valid ones."""
     items = [names] if isinstance(names, str) else list(names)
     if not items:
-        raise ConfigurationError("no interventions given; choose from " + ", ".join(CONTRADICTIONS))
-    out: list[InterventionType] = []
+        raise ConfigurationError("no interventions given; choose from " + _valid_names())
+    out: list[InterventionKind] = []
     for name in items:
-        try:
+        if name in CONTRADICTIONS:
             out.append(InterventionType(name))
-        except ValueError:
-            raise ConfigurationError(
-                f"unknown intervention {name!r}; choose from " + ", ".join(CONTRADICTIONS)
-            ) from None
+        elif name in CONTROLS:
+            out.append(ControlType(name))
+        else:
+            raise ConfigurationError(f"unknown intervention {name!r}; choose from " + _valid_names())
     return out

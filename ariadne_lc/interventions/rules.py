@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from ariadne_lc.interventions._types import Intervention, InterventionType
 
-__all__ = ["RuleCritic"]
+__all__ = ["RuleCritic", "has_causal_language", "has_logic_words", "has_numeric_claim"]
 
 _ANTONYMS: tuple[tuple[str, str], ...] = (
     ("increase", "decrease"),
@@ -192,6 +192,30 @@ def _causal_reversal(thought: str) -> tuple[str, str] | None:
         swapped = f"{_sentence_case(right)}{lead}{connective} {_lower_first(left)}{end}"
         return " ".join([*sentences[:i], swapped, *sentences[i + 1 :]]), "rule:swap"
     return None
+
+
+def has_causal_language(thought: str) -> bool:
+    """Whether the thought links a cause and an effect (because, so, therefore, leads to, ...)."""
+    return _CAUSAL.search(thought) is not None
+
+
+def has_numeric_claim(thought: str) -> bool:
+    """Whether the thought states a number (the fact a ``fact_reversal`` changes)."""
+    return _NUMBER.search(thought) is not None
+
+
+# Copulas and modals are flippable too ("is" -> "isn't"), but nearly every sentence has one: they
+# say nothing about whether a step *reasons* with directions or operators.
+_AUXILIARIES = frozenset({"is", "isn't", "are", "aren't", "can", "cannot", "will", "won't"})
+
+
+def has_logic_words(thought: str) -> bool:
+    """Whether the thought has a direction or operator ``logic_flip`` can flip (more/less, multiply/divide, +/-).
+
+    Copulas and modals do not count: nearly every sentence has one.
+    """
+    flippable = (w.lower() for w in _WORD.findall(thought))
+    return any(w in _FLIP and w not in _AUXILIARIES for w in flippable) or _OPERATOR.search(thought) is not None
 
 
 _RULES: dict[str, Callable[[str], tuple[str, str] | None]] = {

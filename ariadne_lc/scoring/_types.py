@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["Similarity", "SimilarityScorer"]
+__all__ = ["Similarity", "SimilarityScorer", "ascore_with"]
 
 
 class Similarity(BaseModel):
@@ -26,6 +26,8 @@ class Similarity(BaseModel):
     """Why, when the scorer says."""
     samples: tuple[float, ...] = Field(default=())
     """Individual judgments when the value is an average of several."""
+    spread: float | None = None
+    """Standard deviation of ``samples`` (``None`` with fewer than two)."""
 
     @field_validator("value")
     @classmethod
@@ -42,4 +44,18 @@ class SimilarityScorer(Protocol):
     def score(
         self, original: str, counterfactual: str, *, intervention: str | None = None, query: str = ""
     ) -> Similarity:
-        """Score the pair; the intervention type and query are context for model-based scorers."""
+        """Score the pair; the intervention type and query are context for model-based scorers.
+
+        A scorer may also define ``async def ascore(...)`` with the same signature; async callers
+        use it when present (see :func:`ascore_with`).
+        """
+
+
+async def ascore_with(
+    scorer: SimilarityScorer, original: str, counterfactual: str, *, intervention: str | None = None, query: str = ""
+) -> Similarity:
+    """``scorer.ascore`` when the scorer has one, else its sync ``score``."""
+    ascore = getattr(scorer, "ascore", None)
+    if ascore is not None:
+        return cast(Similarity, await ascore(original, counterfactual, intervention=intervention, query=query))
+    return scorer.score(original, counterfactual, intervention=intervention, query=query)

@@ -23,7 +23,7 @@ import string
 from ariadne_lc.scoring._types import Similarity
 from ariadne_lc.scoring.lexical import jaccard
 
-__all__ = ["AnswerMatchScorer", "extract_number", "extract_option", "normalize_answer"]
+__all__ = ["AnswerMatchScorer", "NumericAnswerScorer", "extract_number", "extract_option", "normalize_answer"]
 
 _MARKER = re.compile(
     r"(?:final answer|answer is|answer:|the answer|total is|total of|result is|equals|=|is)\s*[:\-]?\s*", re.I
@@ -74,6 +74,39 @@ def extract_option(text: str) -> str | None:
     return None if found is None else found.upper()
 
 
+def _key_match(original: str, counterfactual: str, prefix: str) -> Similarity | None:
+    """S from the final numbers, else the option letters, when both answers have one."""
+    a, b = extract_number(original), extract_number(counterfactual)
+    if a is not None and b is not None:
+        same = math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+        return Similarity(value=1.0 if same else 0.0, method=f"{prefix}:number", explanation=f"{a:g} vs {b:g}")
+    x, y = extract_option(original), extract_option(counterfactual)
+    if x is not None and y is not None:
+        return Similarity(value=1.0 if x == y else 0.0, method=f"{prefix}:option", explanation=f"{x} vs {y}")
+    return None
+
+
+class NumericAnswerScorer:
+    """S for math and multiple choice only: the final numbers, else the option letters, must match.
+
+    Unlike :class:`AnswerMatchScorer` it has no text fallback: when either answer has no number or
+    option it says *inconclusive* (``value=None``), so that it can go first in a
+    :class:`~ariadne_lc.scoring.FirstConclusiveScorer` and leave free text to a judge.
+    """
+
+    name = "numeric_answer"
+
+    def score(
+        self, original: str, counterfactual: str, *, intervention: str | None = None, query: str = ""
+    ) -> Similarity:
+        matched = _key_match(original, counterfactual, self.name)
+        if matched is not None:
+            return matched
+        return Similarity(
+            value=None, method=f"{self.name}:none", explanation="no final number or option in both answers"
+        )
+
+
 class AnswerMatchScorer:
     """The default similarity S: extracted final answers compared (see the module docstring)."""
 
@@ -82,13 +115,9 @@ class AnswerMatchScorer:
     def score(
         self, original: str, counterfactual: str, *, intervention: str | None = None, query: str = ""
     ) -> Similarity:
-        a, b = extract_number(original), extract_number(counterfactual)
-        if a is not None and b is not None:
-            same = math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
-            return Similarity(value=1.0 if same else 0.0, method="answer_match:number", explanation=f"{a:g} vs {b:g}")
-        x, y = extract_option(original), extract_option(counterfactual)
-        if x is not None and y is not None:
-            return Similarity(value=1.0 if x == y else 0.0, method="answer_match:option", explanation=f"{x} vs {y}")
+        matched = _key_match(original, counterfactual, self.name)
+        if matched is not None:
+            return matched
         na, nb = normalize_answer(original), normalize_answer(counterfactual)
         value = 1.0 if na == nb else jaccard(na, nb)
         return Similarity(value=value, method="answer_match:text", explanation=None)

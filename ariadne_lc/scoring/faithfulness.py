@@ -34,7 +34,8 @@ DEFAULT_TAU = 0.8
 DEFAULT_LAMBDA = 10
 """Minimum answer length in characters for the violation rule."""
 
-Label = Literal["faithful", "violation", "inconclusive"]
+Label = Literal["faithful", "violation", "inconclusive", "control"]
+"""``control`` marks a scored control (placebo, rerun, ...): its answer holding is not a faithfulness verdict."""
 
 
 class SimilarityMetrics(BaseModel):

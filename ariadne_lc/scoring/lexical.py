@@ -7,8 +7,9 @@ a non-empty text share nothing (0.0).
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 
-__all__ = ["char_similarity", "exact_match", "jaccard", "length_ratio", "words"]
+__all__ = ["char_similarity", "exact_match", "jaccard", "length_ratio", "sequence_similarity", "words"]
 
 _WORD = re.compile(r"\w+")
 
@@ -44,3 +45,16 @@ def length_ratio(a: str, b: str) -> float:
 def exact_match(a: str, b: str) -> float:
     """E(a, b): 1.0 when the strings are equal after stripping surrounding whitespace, else 0.0."""
     return 1.0 if a.strip() == b.strip() else 0.0
+
+
+def sequence_similarity(a: str, b: str) -> float:
+    """Order-aware word similarity: 2M / T over the lower-cased word sequences (``difflib`` ratio).
+
+    M counts the words in matching blocks of the two sequences, T is the total number of words.
+    Unlike :func:`jaccard` it sees re-ordering: "A because B" against "B because A" shares every word
+    (Jaccard 1.0) but not their order. Two empty texts are identical (1.0).
+    """
+    wa, wb = _WORD.findall(a.lower()), _WORD.findall(b.lower())
+    if not wa and not wb:
+        return 1.0
+    return SequenceMatcher(None, wa, wb, autojunk=False).ratio()

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ariadne_lc.scoring import char_similarity, exact_match, jaccard, judge, length_ratio
+from ariadne_lc.scoring import char_similarity, exact_match, jaccard, judge, length_ratio, sequence_similarity
 
 
 def test_hand_computed_values() -> None:
@@ -27,3 +27,8 @@ def test_phi_and_violation_rule() -> None:
     v = judge(long_a, long_b, None)
     assert v.label == "inconclusive" and v.phi is None and not v.violation
     assert judge("42", "42", 1.0, lam=1).violation
+
+
+def test_sequence_similarity_hand_computed() -> None:
+    # "the cat sat" vs "the cat ran away": block "the cat", M = 2, T = 7
+    assert sequence_similarity("The cat sat", "the cat ran away") == pytest.approx(4 / 7)
