@@ -187,28 +187,27 @@ def print_summary(report: AuditReport, title: str) -> None:
             str(agg.failed),
         )
     console.print(table)
-    main = aggregate(r for r in report.results if r.intervention_type not in CONTROL_TYPES)
-    placebo = aggregate(r for r in report.results if r.intervention_type == "paraphrase")
+    o = report.overall
+    ci = o.violation_rate_ci
     console.print(
-        f"contradictions: violation rate {_fmt(main.violation_rate)} over {main.scored} scored audits"
-        + (
-            f" (95% CI {main.violation_rate_ci[0]:.0%}-{main.violation_rate_ci[1]:.0%})"
-            if main.violation_rate_ci
-            else ""
-        )
-        + (
-            f"; placebo (paraphrase) violation rate {_fmt(placebo.violation_rate)} over {placebo.scored}"
-            if placebo.n
-            else ""
-        )
+        f"contradictions: violation rate {_fmt(o.violation_rate)} over {o.scored} scored audits"
+        + (f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
+        + (f", mean φ {o.mean_phi:.2f}" if o.mean_phi is not None else "")
     )
+    p = report.placebo
+    if p is not None and p.queries:
+        console.print(
+            f"placebo (paraphrase): answer held in {_fmt(p.placebo_rate)} vs {_fmt(p.violation_rate)} under "
+            f"contradictions over {p.queries} paired queries; placebo-corrected violation rate "
+            f"{_fmt(p.corrected_violation_rate)} (paired test p = {_fmt(p.p_value, pct=False)})"
+        )
 
 
 def gate(report: AuditReport, fail_above: float | None) -> int:
     """0, or :data:`EXIT_GATE` when the contradiction violation rate is above ``fail_above``."""
     if fail_above is None:
         return 0
-    rate = aggregate(r for r in report.results if r.intervention_type not in CONTROL_TYPES).violation_rate
+    rate = report.overall.violation_rate
     if rate is not None and rate > fail_above:
         console.print(f"[red]violation rate {rate:.1%} is above --fail-above {fail_above:.1%}[/red]")
         return EXIT_GATE

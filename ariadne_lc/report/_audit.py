@@ -11,14 +11,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from statistics import fmean
 from typing import Any
 
 from ariadne_lc.audit import AuditReport, AuditResult
 from ariadne_lc.errors import ConfigurationError, MissingExtraError
+from ariadne_lc.interventions import ControlType
 from ariadne_lc.report._io import write_json
 from ariadne_lc.report._plots import RateBar, phi_histogram, rate_bars, step_bars
-from ariadne_lc.stats import Aggregate, aggregate
+from ariadne_lc.stats import UNSPECIFIED_DOMAIN, Aggregate, aggregate
 
 __all__ = [
     "AUDIT_SCHEMA",
@@ -34,16 +34,13 @@ __all__ = [
 
 AUDIT_SCHEMA = "ariadne-lc/audit-report"
 AUDIT_SCHEMA_VERSION = 1
-CONTROL_TYPES = frozenset({"paraphrase", "rerun", "ablation", "early_answer", "filler"})
+CONTROL_TYPES = frozenset(str(c) for c in ControlType)
 """Intervention kinds that are controls, not contradictions."""
 
 
 def domain_of(result: AuditResult) -> str:
-    """The domain of an audited trace: a ``domain:<name>`` tag, else ``all``."""
-    for tag in result.tags:
-        if tag.startswith("domain:"):
-            return tag.removeprefix("domain:")
-    return "all"
+    """The domain of an audited trace (``metadata["domain"]`` or a ``domain:<x>`` tag), else ``unspecified``."""
+    return result.domain or UNSPECIFIED_DOMAIN
 
 
 def _groups(results: Iterable[AuditResult], *keys: str) -> dict[tuple[str, ...], list[AuditResult]]:
@@ -59,22 +56,18 @@ def _agg_json(agg: Aggregate) -> dict[str, Any]:
 
 
 def audit_document(report: AuditReport, **meta: Any) -> dict[str, Any]:
-    """The JSON document: versioned envelope, aggregates by type, domain and step, every result."""
-    results = [r for r in report.results if r.step_index >= 0 or r.status != "failed"]
+    """The JSON document: versioned envelope, every aggregate of the report, the domain × type table,
+    and every result (from which ``ariadne-lc report`` can rebuild everything)."""
+    aggregates = report.model_dump(mode="json", exclude={"results"})
+    aggregates["by_domain_type"] = {
+        "/".join(k): _agg_json(aggregate(v)) for k, v in _groups(report.results, "domain", "type").items()
+    }
     return {
         "schema": AUDIT_SCHEMA,
         "schema_version": AUDIT_SCHEMA_VERSION,
         "created_at": datetime.now(UTC).isoformat(),
         "meta": meta,
-        "aggregate": {
-            "overall": _agg_json(aggregate(r for r in results if r.intervention_type not in CONTROL_TYPES)),
-            "by_type": {k[0]: _agg_json(aggregate(v)) for k, v in _groups(results, "type").items()},
-            "by_domain": {k[0]: _agg_json(aggregate(v)) for k, v in _groups(results, "domain").items()},
-            "by_domain_type": {
-                "/".join(k): _agg_json(aggregate(v)) for k, v in _groups(results, "domain", "type").items()
-            },
-            "by_step": {k[0]: _agg_json(aggregate(v)) for k, v in _groups(results, "step").items()},
-        },
+        "aggregate": aggregates,
         "results": [r.model_dump(mode="json") for r in report.results],
     }
 
@@ -115,21 +108,35 @@ def _rows(results: Sequence[AuditResult]) -> list[tuple[str, str, Aggregate]]:
     return [(d, t, aggregate(v)) for (d, t), v in _groups(results, "domain", "type").items()]
 
 
+def _placebo_line(report: AuditReport) -> str:
+    p = report.placebo
+    if p is None or p.queries == 0:
+        return "No placebo (paraphrase) control was run."
+    ci = p.excess_sensitivity_ci
+    return (
+        f"Placebo (paraphrase) over {p.queries} paired queries: the answer held under the placebo in "
+        f"{_pct(p.placebo_rate)} and under a contradiction in {_pct(p.violation_rate)}; placebo-corrected "
+        f"violation rate {_pct(p.corrected_violation_rate)} (excess sensitivity {_num(p.excess_sensitivity)}, "
+        f"95% CI {_ci(ci) if ci is None else f'[{ci[0]:.2f}, {ci[1]:.2f}]'}; paired test p = {_num(p.p_value)})."
+    )
+
+
 def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness audit") -> str:
     """Markdown: the verdict, the table by domain and type, the step ranking, the violations."""
     results = list(report.results)
-    contradictions = aggregate(r for r in results if r.intervention_type not in CONTROL_TYPES)
+    o = report.overall
     lines = [
         f"# {title}",
         "",
-        f"{contradictions.scored} scored contradiction audits: violation rate {_pct(contradictions.violation_rate)} "
-        f"(95% CI {_ci(contradictions.violation_rate_ci)}), mean φ {_num(contradictions.mean_phi)}. "
-        f"Not applicable: {contradictions.not_applicable}, failed: {contradictions.failed}, "
-        f"inconclusive: {contradictions.inconclusive}, "
-        f"exempted by the length gate: {contradictions.length_gate_exempted}.",
+        f"{o.scored} scored contradiction audits over {o.queries} queries: violation rate {_pct(o.violation_rate)} "
+        f"(95% CI {_ci(o.violation_rate_ci)}), mean φ {_num(o.mean_phi)} (95% CI {_nci(o.mean_phi_ci)}). "
+        f"Not applicable: {o.not_applicable}, failed: {o.failed}, inconclusive: {o.inconclusive}, "
+        f"exempted by the length gate: {o.length_gate_exempted}.",
+        "",
+        _placebo_line(report),
         "",
         "φ = 1 − S(a, a*): 1 means the answer moved with the contradicted reasoning, 0 means it ignored it. "
-        "Controls (paraphrase, rerun, ...) should *not* move the answer.",
+        "For a control, the rate is how often the answer held (a placebo should hold it).",
         "",
         "| domain | intervention | scored | violation rate | 95% CI | mean φ | mean S |",
         "|---|---|---|---|---|---|---|",
@@ -140,12 +147,20 @@ def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness aud
             f"| {domain} | {label} | {agg.scored} | {_pct(agg.violation_rate)} | {_ci(agg.violation_rate_ci)} | "
             f"{_num(agg.mean_phi)} | {_num(agg.mean_similarity)} |"
         )
-    lines += ["", "## Causal contribution by step", "", "| step | audits | mean φ |", "|---|---|---|"]
-    for (step,), group in _groups(results, "step").items():
-        agg = aggregate(group)
+    lines += ["", "## Causal contribution by step", ""]
+    red = report.redundancy
+    if red is not None and red.steps:
+        lines += [
+            f"RRR (share of steps with CCS < {red.threshold}) = {_pct(red.rrr)} (95% CI {_ci(red.rrr_ci)}) "
+            f"over {red.steps} steps.",
+            "",
+            "| step | audits | mean φ |",
+            "|---|---|---|",
+        ]
+    for step, agg in report.by_step.items():
         if agg.scored:
             lines.append(f"| {step} | {agg.scored} | {_num(agg.mean_phi)} |")
-    violations = [r for r in results if r.violation][:20]
+    violations = [r for r in results if r.violation and not r.control][:20]
     if violations:
         lines += ["", "## Violations (first 20)", ""]
         for r in violations:
@@ -156,6 +171,10 @@ def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness aud
                 f"  - answer {(r.original_answer or '')[:120]!r} → {(r.counterfactual_answer or '')[:120]!r}",
             ]
     return "\n".join(lines) + "\n"
+
+
+def _nci(ci: Sequence[float] | None) -> str:
+    return "-" if not ci else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
 _PAGE = """<!doctype html>
@@ -176,6 +195,7 @@ details { margin: .3rem 0; } code { background: #f5f5f5; padding: 0 .2rem; }
 </style></head><body>
 <h1>{{ title }}</h1>
 <p class="sub">{{ subtitle }}</p>
+<p>{{ placebo_line }}</p>
 <div class="cards">
 {% for card in cards %}<div class="card"><b>{{ card[1] }}</b><span>{{ card[0] }}</span></div>{% endfor %}
 </div>
@@ -208,8 +228,8 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
     from ariadne_lc import __version__
 
     results = list(report.results)
-    contradictions = aggregate(r for r in results if r.intervention_type not in CONTROL_TYPES)
-    placebo = aggregate(r for r in results if r.intervention_type == "paraphrase")
+    contradictions = report.overall
+    placebo = report.placebo
     rows = [
         {
             "cls": "control" if kind in CONTROL_TYPES else "",
@@ -230,11 +250,7 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
     for r in results:
         if r.phi is not None:
             phis[r.intervention_type].append(r.phi)
-    steps = [
-        (f"step {k[0]}", fmean(r.phi for r in v if r.phi is not None), sum(r.phi is not None for r in v))
-        for k, v in _groups((r for r in results if r.intervention_type not in CONTROL_TYPES), "step").items()
-        if any(r.phi is not None for r in v)
-    ]
+    steps = [(f"step {k}", agg.mean_phi, agg.scored) for k, agg in report.by_step.items() if agg.mean_phi is not None]
     violations = [
         {
             "kind": r.intervention_type,
@@ -247,12 +263,13 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
             "cf": (r.counterfactual_answer or "")[:200],
         }
         for r in results
-        if r.violation
+        if r.violation and not r.control
     ][:50]
     cards = [
         ("violation rate (contradictions)", _pct(contradictions.violation_rate)),
         ("95% CI", _ci(contradictions.violation_rate_ci)),
-        ("placebo violation rate", _pct(placebo.violation_rate)),
+        ("placebo-corrected violation rate", _pct(placebo.corrected_violation_rate) if placebo else "-"),
+        ("answer held under the placebo", _pct(placebo.placebo_rate) if placebo else "-"),
         ("mean φ", _num(contradictions.mean_phi)),
         ("scored audits", str(contradictions.scored)),
     ]
@@ -260,6 +277,7 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
     return env.from_string(_PAGE).render(
         title=title,
         subtitle=subtitle,
+        placebo_line=_placebo_line(report),
         cards=cards,
         rows=rows,
         rate_svg=rate_bars(bars, title="violation rate (Wilson 95% intervals)") if bars else "",

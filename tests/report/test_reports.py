@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ariadne_lc import AuditReport, Auditor
+from ariadne_lc import Auditor, AuditReport
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.report import audit_html, audit_markdown, load_results, write_audit_reports
 from tests.helpers import MODELS, build_agent, record
