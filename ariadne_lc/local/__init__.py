@@ -1,0 +1,49 @@
+"""The offline default model: SmolLM2-135M-Instruct served by llama.cpp on loopback.
+
+Nothing here imports ``llama_cpp``: the model runs in a child process (``python -m llama_cpp.server``) and is
+reached through ``langchain_openai.ChatOpenAI``, the same way a user reaches OpenAI, vLLM or Ollama. Optional
+packages are only looked up, so importing this module works without them; using the server without them raises
+:class:`LocalModelUnavailableError` with the install commands.
+
+Examples:
+    >>> from ariadne_lc.local import LocalModelServer
+    >>> with LocalModelServer() as server:  # doctest: +SKIP
+    ...     llm = server.chat_model()
+"""
+
+from ariadne_lc.local._errors import (
+    INSTALL_HINT,
+    LLAMA_CPP_CMAKE_ARGS,
+    LocalModelServerError,
+    LocalModelServerTimeoutError,
+    LocalModelUnavailableError,
+)
+from ariadne_lc.local._model_path import DEFAULT_MODEL_FILE, default_model_path
+from ariadne_lc.local._openai import openai_compatible_chat_model
+from ariadne_lc.local._server import (
+    DEFAULT_CHAT_MAX_TOKENS,
+    DEFAULT_MODEL_ALIAS,
+    DEFAULT_N_CTX,
+    DEFAULT_N_THREADS,
+    DEFAULT_SERVER_ENV,
+    DEFAULT_STARTUP_TIMEOUT,
+    LocalModelServer,
+)
+
+__all__ = [
+    "DEFAULT_CHAT_MAX_TOKENS",
+    "DEFAULT_MODEL_ALIAS",
+    "DEFAULT_MODEL_FILE",
+    "DEFAULT_N_CTX",
+    "DEFAULT_N_THREADS",
+    "DEFAULT_SERVER_ENV",
+    "DEFAULT_STARTUP_TIMEOUT",
+    "INSTALL_HINT",
+    "LLAMA_CPP_CMAKE_ARGS",
+    "LocalModelServer",
+    "LocalModelServerError",
+    "LocalModelServerTimeoutError",
+    "LocalModelUnavailableError",
+    "default_model_path",
+    "openai_compatible_chat_model",
+]
