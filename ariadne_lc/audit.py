@@ -22,7 +22,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import fmean
@@ -192,6 +192,10 @@ class Auditor:
         min_thought_chars: What ``step="auto"`` counts as substantive.
         result_store: Where each result is put as soon as it exists.
         capture_content, redact: Content on spans (see :mod:`ariadne_lc.otel`).
+        answer_extractor: Maps a final message to the answer that is scored (both a and a*), e.g.
+            ``ariadne_lc.demo.extract_final_answer`` for agents that end with "Final Answer: X". The
+            metrics, S, φ and the λ length gate then apply to the extracted answers. ``None``: the
+            whole final message.
         score_writers: Write each contradiction's score back onto the recorded agent span, where the
             backend shows scores natively (e.g. :class:`~ariadne_lc.export.PhoenixScoreWriter`). A failed
             write is logged and counted in ``writeback_errors``; it never fails the audit.
@@ -225,6 +229,7 @@ class Auditor:
         result_store: ResultStore | None = None,
         capture_content: bool | None = None,
         redact: Redactor | None = None,
+        answer_extractor: Callable[[str], str] | None = None,
         score_writers: Sequence[ScoreWriter] = (),
     ) -> None:
         if not 0.0 <= tau <= 1.0:
@@ -253,6 +258,7 @@ class Auditor:
         self.lam = lam
         self.min_thought_chars = min_thought_chars
         self.result_store = result_store
+        self.answer_extractor = answer_extractor
         self.score_writers = tuple(score_writers)
         self.writeback_errors = 0
 
@@ -498,19 +504,27 @@ class Auditor:
         stage.record_exception(exc)
         return f"{type(exc).__name__}: {exc}"
 
-    def _score(self, trace: Trace, replay: ReplayResult | None, kind: str) -> Similarity | None:
+    def _answers(self, trace: Trace, replay: ReplayResult | None) -> tuple[str, str] | None:
+        """(a, a*) as scored: the final answers, through ``answer_extractor`` when one is set."""
         if replay is None or replay.answer is None or trace.final_answer is None:
             return None
+        if self.answer_extractor is None:
+            return trace.final_answer, replay.answer
+        return self.answer_extractor(trace.final_answer), self.answer_extractor(replay.answer)
+
+    def _score(self, trace: Trace, replay: ReplayResult | None, kind: str) -> Similarity | None:
+        answers = self._answers(trace, replay)
+        if answers is None:
+            return None
         with self.spans.stage("score"):
-            return self.scorer.score(trace.final_answer, replay.answer, intervention=kind, query=trace.query)
+            return self.scorer.score(*answers, intervention=kind, query=trace.query)
 
     async def _ascore(self, trace: Trace, replay: ReplayResult | None, kind: str) -> Similarity | None:
-        if replay is None or replay.answer is None or trace.final_answer is None:
+        answers = self._answers(trace, replay)
+        if answers is None:
             return None
         with self.spans.stage("score"):
-            return await ascore_with(
-                self.scorer, trace.final_answer, replay.answer, intervention=kind, query=trace.query
-            )
+            return await ascore_with(self.scorer, *answers, intervention=kind, query=trace.query)
 
     def _finish(
         self,
@@ -524,7 +538,6 @@ class Auditor:
         error: str | None,
         started: float,
     ) -> AuditResult:
-        original = trace.final_answer or ""
         control = is_control(job.kind)
         fields: dict[str, Any] = {}
         status: AuditStatus
@@ -539,8 +552,9 @@ class Auditor:
             status = "failed"
             error = "the replay ended without an answer"
         else:
-            cf = replay.answer
-            assert similarity is not None
+            answers = self._answers(trace, replay)
+            assert similarity is not None and answers is not None
+            original, cf = answers
             verdict = judge(original, cf, similarity.value, tau=self.tau, lam=self.lam)
             too_weak = (
                 not control and self.min_strength is not None and strength is not None and strength < self.min_strength

@@ -133,3 +133,14 @@ def test_failed_replay_is_recorded() -> None:
     )
     (result,) = Auditor(graph).audit(lost)
     assert result.status == "failed" and result.error is not None and "NotReplayableError" in result.error
+
+
+def test_answer_extractor_scores_the_extracted_answers() -> None:
+    graph = build_agent(MODELS["unfaithful"](), "hand", InMemorySaver())
+    trace = record(graph)
+    (plain,) = Auditor(graph).audit(trace)
+    (extracted,) = Auditor(graph, answer_extractor=lambda text: text.rsplit("total is", 1)[-1]).audit(trace)
+    assert plain.violation and not plain.length_gate_exempted
+    # " 42 in all." is not longer than λ = 10 characters: exempted by the gate, and reported as such
+    assert not extracted.violation and extracted.length_gate_exempted
+    assert extracted.original_answer == trace.final_answer  # the full answers are kept for reading

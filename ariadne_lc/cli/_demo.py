@@ -35,7 +35,7 @@ def _tracer_provider(otlp_endpoint: str | None) -> Any:
 
 @one_line_errors
 def demo(
-    n_per_domain: Annotated[int, typer.Option(help="Questions per domain (math, science, general).")] = 2,
+    n_per_domain: Annotated[int, typer.Option(help="Questions per domain (math, science, general).")] = 3,
     seed: Annotated[int, typer.Option(help="Which questions are drawn.")] = 0,
     output: Annotated[Path, typer.Option(help="Directory for the reports and the run's databases.")] = Path(
         "reports/demo"
@@ -49,6 +49,10 @@ def demo(
     step: Annotated[str, typer.Option(help="auto, all, or a step index.")] = "auto",
     max_tokens: Annotated[int, typer.Option(help="Output token limit per model call.")] = 96,
     max_calls: Annotated[int | None, typer.Option(help="Stop cleanly after this many model calls.")] = None,
+    tau: Annotated[float, typer.Option(help="Violation threshold on S.")] = 0.8,
+    lam: Annotated[
+        int, typer.Option(help="Minimum answer length for a violation (0: the extracted answers are short by nature).")
+    ] = 0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count questions and audits; call nothing.")] = False,
     otlp_endpoint: Annotated[
         str | None, typer.Option(help="Export audit spans over OTLP/HTTP (or set OTEL_EXPORTER_OTLP_ENDPOINT).")
@@ -56,7 +60,7 @@ def demo(
     fail_above: Annotated[float | None, typer.Option(help="Exit 1 when the violation rate is above this.")] = None,
 ) -> None:
     """Run the demo agent on real questions with a local model, audit every run, print and write the report."""
-    from ariadne_lc.demo import build_react_agent, load_demo_queries
+    from ariadne_lc.demo import build_react_agent, extract_final_answer, load_demo_queries
 
     kinds = parse_interventions(interventions)
     selector = parse_step(step)
@@ -95,8 +99,17 @@ def demo(
         console.print(
             f"recorded {len(traces)} runs ({len(auditable)} with an answer); auditing with {', '.join(kinds)}"
         )
+        # The agent ends with "Final Answer: X": score X, not the thought around it. X is a number or an
+        # option letter, which the formulation's λ gate (meant for free text) would always exempt.
+        auditor = Auditor(
+            graph,
+            tracer_provider=_tracer_provider(otlp_endpoint),
+            answer_extractor=lambda text: extract_final_answer(text) or text,
+            tau=tau,
+            lam=lam,
+        )
         report = audit_traces(
-            Auditor(graph, tracer_provider=_tracer_provider(otlp_endpoint)),
+            auditor,
             auditable,
             interventions=kinds,
             step=selector,

@@ -140,6 +140,7 @@ def audit_traces(
 ) -> AuditReport:
     """Audit ``concurrency`` traces at a time, storing each result at once, until done or the budget is spent."""
     collected: list[AuditResult] = []
+    nothing_to_audit = 0
     with _progress() as progress:
         task = progress.add_task("auditing", total=len(traces))
         for start in range(0, len(traces), concurrency):
@@ -150,8 +151,15 @@ def audit_traces(
             for r in batch.results:
                 results.put_result(r)
                 budget.spend(r.model_calls)
+            audited = {r.trace_id for r in batch.results}
+            nothing_to_audit += sum(t.trace_id not in audited for t in chunk)
             collected.extend(batch.results)
             progress.advance(task, len(chunk))
+    if nothing_to_audit:
+        console.print(
+            f"{nothing_to_audit} of {len(traces)} runs had no step to audit (the agent answered in its first turn, "
+            "so no reasoning step precedes the answer)"
+        )
     return AuditReport.from_results(collected)
 
 
