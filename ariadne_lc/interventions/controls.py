@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from ariadne_lc.interventions._types import ControlType, Intervention
+from ariadne_lc.interventions.rules import match_case
 
 __all__ = ["PARAPHRASE_SYNONYMS", "RuleParaphraser", "filler_text"]
 
@@ -68,14 +69,6 @@ for _a, _b in _PAIRS:
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 
 
-def _match_case(word: str, like: str) -> str:
-    if like.isupper() and len(like) > 1:
-        return word.upper()
-    if like[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word
-
-
 class RuleParaphraser:
     """The offline placebo: swaps non-load-bearing words for synonyms, leaving the claim intact.
 
@@ -100,7 +93,7 @@ class RuleParaphraser:
         def swap(m: re.Match[str]) -> str:
             word = m.group(0)
             synonym = PARAPHRASE_SYNONYMS.get(word.lower())
-            return word if synonym is None else _match_case(synonym, word)
+            return word if synonym is None else match_case(synonym, word)
 
         text = _WORD.sub(swap, thought)
         if text == thought:

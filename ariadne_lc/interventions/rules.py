@@ -86,7 +86,8 @@ _CAUSAL = re.compile(
 )
 
 
-def _match_case(word: str, like: str) -> str:
+def match_case(word: str, like: str) -> str:
+    """``word`` in the case of ``like`` (UPPER, Capitalised or lower)."""
     if like.isupper() and len(like) > 1:
         return word.upper()
     if like[:1].isupper():
@@ -116,7 +117,7 @@ def _logic_flip(thought: str) -> tuple[str, str] | None:
         if flipped is None:
             return word
         changed = True
-        return _match_case(flipped, word)
+        return match_case(flipped, word)
 
     text = _WORD.sub(swap, thought)
     text2 = _OPERATOR.sub(lambda m: _OPERATOR_FLIP[m.group(1)], text)
