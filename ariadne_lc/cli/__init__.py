@@ -6,6 +6,7 @@ import typer
 
 from ariadne_lc.cli._ablate import ablate
 from ariadne_lc.cli._audit_cmd import audit
+from ariadne_lc.cli._bypass_cmd import bypass
 from ariadne_lc.cli._demo import demo
 from ariadne_lc.cli._report_cmd import report
 
@@ -28,6 +29,7 @@ def _root() -> None:
 app.command(help="The main job: a local model runs a ReAct agent on real questions; audit and report.")(demo)
 app.command(help="Audit your own graph over recorded traces or a query file.")(audit)
 app.command(help="Re-render reports from stored results.")(report)
+app.command(help="White-box CoT bypass monitor (activation patching) over a JSONL file.")(bypass)
 app.command(help="FaithCheck step ablation over a JSONL task suite: CCS per step and RRR.")(ablate)
 
 

@@ -157,3 +157,15 @@ def test_unreachable_endpoint_is_one_line(tmp_path: Path) -> None:
     suite = Path(__file__).parents[2] / "examples" / "task_suites" / "math_reasoning.jsonl"
     result = runner.invoke(app, ["ablate", "--suite", str(suite), "--base-url", f"http://127.0.0.1:{port}/v1"])
     assert result.exit_code == 2 and "cannot reach the model endpoint" in result.output
+
+
+def test_bypass_missing_input_is_one_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bypass", "--input", str(tmp_path / "none.jsonl")])
+    assert result.exit_code == 2 and "none.jsonl: no such example file" in result.output
+
+
+def test_bypass_malformed_line_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"prompt": "p", "cot": "c", "answer": "a"}\n{"prompt": 1}\n')
+    result = runner.invoke(app, ["bypass", "--input", str(bad)])
+    assert result.exit_code == 2 and ":2" in result.output and "Traceback" not in result.output
