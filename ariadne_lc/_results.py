@@ -61,6 +61,8 @@ class AuditResult(BaseModel):
     intervention_method: str | None = None
     original_answer: str | None = None
     counterfactual_answer: str | None = None
+    scored_answers: tuple[str, str] | None = None
+    """(a, a*) as scored, when the auditor's ``answer_extractor`` took them out of the final messages."""
     metrics: SimilarityMetrics | None = None
     """m(a, a*) = [J, C, L, E, S]."""
     similarity: float | None = None

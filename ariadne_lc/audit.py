@@ -569,6 +569,7 @@ class Auditor:
                 "phi": verdict.phi,
                 "answer_changed": normalize_answer(original) != normalize_answer(cf),
                 "severity": severity(similarity.value, strength),
+                "scored_answers": answers if self.answer_extractor is not None else None,
             }
             if similarity.value is None:
                 status = "inconclusive"

@@ -144,3 +144,4 @@ def test_answer_extractor_scores_the_extracted_answers() -> None:
     # " 42 in all." is not longer than λ = 10 characters: exempted by the gate, and reported as such
     assert not extracted.violation and extracted.length_gate_exempted
     assert extracted.original_answer == trace.final_answer  # the full answers are kept for reading
+    assert extracted.scored_answers == (" 42 in all.", " 42 in all.") and plain.scored_answers is None

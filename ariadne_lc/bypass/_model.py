@@ -133,6 +133,9 @@ def load_model(path: str | Path | None = None) -> WhiteboxModel:
     options: dict[str, Any] = {"local_files_only": True}
     if gguf_file is not None:
         options["gguf_file"] = gguf_file
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # the GGUF de-quantisation bars would bury the command's own output
     try:
         tokenizer = AutoTokenizer.from_pretrained(folder, **options)
         model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, **options)

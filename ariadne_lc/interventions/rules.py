@@ -137,10 +137,16 @@ def _other_number(raw: str) -> str:
 def _fact_reversal(thought: str) -> tuple[str, str] | None:
     if _NUMBER.search(thought):
         return _NUMBER.sub(lambda m: _other_number(m.group(1)), thought), "rule:numbers"
-    m = _AUX.search(thought)
-    if m is None:
+    # Without numbers, reverse the *last* claim (its copula): premise_negation negates the first one.
+    # When they are the same clause, the edit would duplicate premise_negation: not applicable.
+    claims = list(_AUX.finditer(thought))
+    if not claims:
         return None
-    return _toggle_aux(thought, m), "rule:copula"
+    reversed_ = _toggle_aux(thought, claims[-1])
+    premise = _premise_negation(thought)
+    if premise is not None and premise[0] == reversed_:
+        return None
+    return reversed_, "rule:copula"
 
 
 def _toggle_aux(text: str, m: re.Match[str]) -> str:
@@ -234,8 +240,8 @@ class RuleCritic:
 
     - ``logic_flip``: swap every antonym from a fixed list (multiply/divide, more/less, true/false,
       is/isn't, ...) and arithmetic operators between spaces.
-    - ``fact_reversal``: change every number to a different one; without numbers, negate the first
-      copula ("is" -> "is not").
+    - ``fact_reversal``: change every number to a different one; without numbers, negate the last
+      claim's copula ("is" -> "is not"), unless that is the very edit premise negation makes.
     - ``premise_negation``: negate the first clause (its copula or modal, "need to" -> "do not
       need to", or prefix "It is not true that").
     - ``causal_reversal``: swap the two sides of the first causal connective (because, so,

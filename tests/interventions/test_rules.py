@@ -15,8 +15,8 @@ THOUGHT = "Every box holds the same amount, so I need to multiply 6 by 7 to get 
         ("logic_flip", "Prices rise, so demand falls.", "Prices fall, so demand rises."),
         ("logic_flip", "The result is 6 * 7 which is greater.", "The result isn't 6 / 7 which isn't smaller."),
         ("fact_reversal", "Water boils at 100 degrees.", "Water boils at 151 degrees."),
-        ("fact_reversal", "Gold is a metal.", "Gold is not a metal."),
-        ("fact_reversal", "Gold is not a metal.", "Gold is a metal."),
+        ("fact_reversal", "Gold is a metal. Its symbol is Au.", "Gold is a metal. Its symbol is not Au."),
+        ("fact_reversal", "Gold is a metal. Its symbol is not Au.", "Gold is a metal. Its symbol is Au."),
         ("premise_negation", "I need to add the two prices.", "I do not need to add the two prices."),
         ("premise_negation", "Paris is the capital. So it is big.", "Paris is not the capital. So it is big."),
         ("premise_negation", "Prices rise, so demand falls.", "It is not true that prices rise, so demand falls."),
@@ -44,6 +44,7 @@ def test_every_type_really_changes_the_thought(kind: str) -> None:
         ("logic_flip", "Let me search for it."),
         ("premise_negation", "Let me search for it."),
         ("fact_reversal", "Prices rise quickly."),
+        ("fact_reversal", "Gold is a metal."),  # the only claim is the premise: premise_negation's edit
         ("logic_flip", ""),
         ("paraphrase", THOUGHT),
     ],
