@@ -2,7 +2,8 @@
 
 Record live runs with :class:`AriadneCallbackHandler`, audit them with :class:`Auditor` (intervene on a
 step, replay the agent's own graph from its checkpoint in an isolated thread, score how far the
-answer moved), and read the scores as OpenTelemetry spans next to the agent trace.
+answer moved), and read the scores as OpenTelemetry spans next to the agent trace. Audit a sample of
+live traffic in the background with :class:`OnlineAuditor`.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -23,6 +24,7 @@ from ariadne_lc.errors import (
     TraceNotFoundError,
 )
 from ariadne_lc.interventions import Intervention, InterventionType, RuleCritic
+from ariadne_lc.online import JobState, JobStore, OnlineAuditor, OnlineStats, RunFilter, ShutdownReport, SQLiteJobStore
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.replay import Replayer, ReplayResult, ToolPolicy
 from ariadne_lc.scoring import AnswerMatchScorer, Similarity, SimilarityMetrics
@@ -56,18 +58,25 @@ __all__ = [
     "InMemoryTraceStore",
     "Intervention",
     "InterventionType",
+    "JobState",
+    "JobStore",
     "MissingExtraError",
     "NoCheckpointerError",
     "NoThoughtError",
     "NotReplayableError",
+    "OnlineAuditor",
+    "OnlineStats",
     "ReplayDidNotFinishError",
     "ReplayError",
     "ReplayResult",
     "Replayer",
     "ResultStore",
     "RuleCritic",
+    "RunFilter",
+    "SQLiteJobStore",
     "SQLiteResultStore",
     "SQLiteTraceStore",
+    "ShutdownReport",
     "Similarity",
     "SimilarityMetrics",
     "SpanRef",

@@ -16,18 +16,25 @@ EXPECTED = {
     "InMemoryTraceStore",
     "Intervention",
     "InterventionType",
+    "JobState",
+    "JobStore",
     "MissingExtraError",
     "NoCheckpointerError",
     "NoThoughtError",
     "NotReplayableError",
+    "OnlineAuditor",
+    "OnlineStats",
     "ReplayDidNotFinishError",
     "ReplayError",
     "ReplayResult",
     "Replayer",
     "ResultStore",
     "RuleCritic",
+    "RunFilter",
+    "SQLiteJobStore",
     "SQLiteResultStore",
     "SQLiteTraceStore",
+    "ShutdownReport",
     "Similarity",
     "SimilarityMetrics",
     "SpanRef",
@@ -50,6 +57,13 @@ def test_all_is_sorted_complete_and_importable() -> None:
     assert set(ariadne_lc.__all__) >= EXPECTED
     for name in ariadne_lc.__all__:
         assert getattr(ariadne_lc, name) is not None
+
+
+def test_online_package_names_are_importable() -> None:
+    import ariadne_lc.online
+
+    for name in ariadne_lc.online.__all__:
+        assert getattr(ariadne_lc.online, name) is not None
 
 
 def test_every_error_is_an_ariadne_error() -> None:
