@@ -2,7 +2,8 @@
 
 Record live runs with :class:`AriadneCallbackHandler`, audit them with :class:`Auditor` (intervene on a
 step, replay the agent's own graph from its checkpoint in an isolated thread, score how far the
-answer moved), and read the scores as OpenTelemetry spans next to the agent trace.
+answer moved), and read the scores as OpenTelemetry spans next to the agent trace. Audit a sample of
+live traffic in the background with :class:`OnlineAuditor`.
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -31,6 +32,7 @@ from ariadne_lc.interventions import (
     RuleCritic,
     RuleParaphraser,
 )
+from ariadne_lc.online import JobState, JobStore, OnlineAuditor, OnlineStats, RunFilter, ShutdownReport, SQLiteJobStore
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.replay import Replayer, ReplayResult, ToolPolicy
 from ariadne_lc.scoring import (
@@ -78,6 +80,8 @@ __all__ = [
     "InMemoryTraceStore",
     "Intervention",
     "InterventionType",
+    "JobState",
+    "JobStore",
     "LLMCritic",
     "LLMJudge",
     "MissingExtraError",
@@ -85,6 +89,8 @@ __all__ = [
     "NoThoughtError",
     "NotReplayableError",
     "NumericAnswerScorer",
+    "OnlineAuditor",
+    "OnlineStats",
     "PlaceboComparison",
     "Redundancy",
     "ReplayDidNotFinishError",
@@ -94,8 +100,11 @@ __all__ = [
     "ResultStore",
     "RuleCritic",
     "RuleParaphraser",
+    "RunFilter",
+    "SQLiteJobStore",
     "SQLiteResultStore",
     "SQLiteTraceStore",
+    "ShutdownReport",
     "Similarity",
     "SimilarityMetrics",
     "SpanRef",

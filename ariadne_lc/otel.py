@@ -15,8 +15,9 @@ is given (default: the global one); it never sets a global provider.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
@@ -29,7 +30,7 @@ from ariadne_lc.trace import SpanRef, Trace
 if TYPE_CHECKING:
     from ariadne_lc.audit import AuditResult
 
-__all__ = ["CAPTURE_CONTENT_ENV", "EVALUATION_NAME", "AuditSpans", "Redactor", "link_to"]
+__all__ = ["CAPTURE_CONTENT_ENV", "EVALUATION_NAME", "AuditSpans", "Redactor", "audit_span_attributes", "link_to"]
 
 EVALUATION_NAME = "causal_faithfulness"
 SPAN_NAME = f"{sc.EVALUATION_OPERATION} {EVALUATION_NAME}"
@@ -38,6 +39,24 @@ _SCOPE = "ariadne_lc"
 
 Redactor = Callable[[str], str]
 """Applied to every piece of content before it is put on a span."""
+
+
+_EXTRA_ATTRIBUTES: ContextVar[Mapping[str, Any] | None] = ContextVar("ariadne_audit_span_attributes", default=None)
+
+
+@contextmanager
+def audit_span_attributes(attributes: Mapping[str, Any]) -> Iterator[None]:
+    """Put ``attributes`` on every audit span started inside this block (in this context).
+
+    A hook for callers that wrap the :class:`~ariadne_lc.Auditor` (the online auditor adds
+    ``ariadne.sample_rate`` and its job id) without changing its signature. It follows
+    :mod:`contextvars`, so it reaches audits run in the same thread or asyncio task.
+    """
+    token = _EXTRA_ATTRIBUTES.set({**(_EXTRA_ATTRIBUTES.get() or {}), **attributes})
+    try:
+        yield
+    finally:
+        _EXTRA_ATTRIBUTES.reset(token)
 
 
 def _version() -> str:
@@ -101,6 +120,7 @@ class AuditSpans:
             links.append(link_to(target.span))
             attrs[sc.ARIADNE_TARGET_TRACE_ID] = target.span.trace_id
             attrs[sc.ARIADNE_TARGET_SPAN_ID] = target.span.span_id
+        attrs.update({k: v for k, v in (_EXTRA_ATTRIBUTES.get() or {}).items() if v is not None})
         attrs.update({k: v for k, v in attributes.items() if v is not None})
         with self._tracer.start_as_current_span(
             SPAN_NAME,

@@ -10,15 +10,20 @@ Only chain events are needed: a node's output holds the AI message it wrote (tho
 id) and the tool messages answering earlier calls, which is exactly what the graph state records.
 The handler therefore switches off LLM, tool and retriever callbacks, which keeps its overhead near
 that of a handler that does nothing.
+
+Two optional hooks keep the agent's thread even lighter for online auditing: ``sample`` decides at a
+root run's start whether to record it at all (an unrecorded run costs almost nothing more), and
+``on_run_end`` receives a :class:`FinishedRun` whose trace is built later, on the consumer's thread.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 from uuid import UUID
 
@@ -32,7 +37,14 @@ from ariadne_lc.semconv import ARIADNE_REPLAY, GEN_AI_AGENT_NAME
 from ariadne_lc.store import TraceStore
 from ariadne_lc.trace import CheckpointRef, SpanRef, Step, Trace
 
-__all__ = ["DEFAULT_MAX_RUNS_IN_FLIGHT", "AriadneCallbackHandler", "RecorderStats", "SpanContextGetter"]
+__all__ = [
+    "DEFAULT_MAX_RUNS_IN_FLIGHT",
+    "AriadneCallbackHandler",
+    "FinishedRun",
+    "RecorderStats",
+    "RunSampler",
+    "SpanContextGetter",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +54,31 @@ DEFAULT_MAX_RUNS_IN_FLIGHT = 10_000
 SpanContextGetter = Callable[[UUID], SpanRef | None]
 """Returns the agent's span context for a root run id, or ``None``."""
 
+RunSampler = Callable[[str, str | None, tuple[str, ...], Mapping[str, Any]], bool]
+"""Decides at a root run's start whether to record it, from (trace id, agent name, tags, metadata)."""
+
 _GRAPH_INTERRUPT = "GraphInterrupt"
+
+
+class FinishedRun:
+    """A root run that has ended, its :class:`Trace` not built yet.
+
+    :meth:`build` makes the trace; it may be called later and on another thread (the run's state
+    is no longer touched by the recorder), once.
+    """
+
+    __slots__ = ("_build", "failed", "trace_id")
+
+    def __init__(self, trace_id: str, failed: bool, build: Callable[[], Trace]) -> None:
+        self.trace_id = trace_id
+        """The trace id the built trace will have."""
+        self.failed = failed
+        """The run raised or stopped at an interrupt: it has no final answer."""
+        self._build = build
+
+    def build(self) -> Trace:
+        """The run's trace."""
+        return self._build()
 
 
 @dataclass(slots=True)
@@ -57,6 +93,8 @@ class RecorderStats:
     """Exceptions caught inside the handler or the store (each was logged)."""
     ignored: int = 0
     """Root runs that were not LangGraph runs, or were ariadne replays."""
+    unsampled: int = 0
+    """Root runs the ``sample`` hook chose not to record."""
 
 
 @dataclass(slots=True)
@@ -83,6 +121,8 @@ class _Run:
     """Run id of each node run in flight -> its checkpoint namespace and LangGraph step."""
     children: set[UUID] = field(default_factory=set)
     """Every descendant run in flight, so that nothing outlives the root."""
+    pending: list[tuple[int, tuple[str, int | None], Any]] = field(default_factory=list)
+    """Node outputs kept as they came, read only when the trace is built (``on_run_end`` alone)."""
 
 
 def _span_at_end(run_id: UUID) -> SpanRef | None:
@@ -111,8 +151,12 @@ class AriadneCallbackHandler(BaseCallbackHandler):
 
     Args:
         store: Where finished traces go. ``None`` keeps only ``on_trace``.
-        on_trace: Called with each finished trace (after the store); used by the online auditor.
-            It runs on the agent's thread: it must be quick and must not raise (it is guarded anyway).
+        on_trace: Called with each finished trace (after the store). It runs on the agent's thread:
+            it must be quick and must not raise (it is guarded anyway).
+        sample: Called at each root run's start (on the agent's thread, guarded); a run it declines
+            is not recorded at all.
+        on_run_end: Called with each finished run before its trace is built (on the agent's thread,
+            guarded); the callee builds the trace when and where it likes. Used by the online auditor.
         span_context_getter: How to find the agent's OpenTelemetry span for a root run id (asked at
             the root run's start and, if that found nothing, at its end). The default finds the span of
             OpenInference's and OpenLLMetry's LangChain instrumentations and of the application's own
@@ -135,11 +179,15 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         on_trace: Callable[[Trace], None] | None = None,
         span_context_getter: SpanContextGetter | None = None,
         max_runs_in_flight: int = DEFAULT_MAX_RUNS_IN_FLIGHT,
+        sample: RunSampler | None = None,
+        on_run_end: Callable[[FinishedRun], None] | None = None,
     ) -> None:
         if max_runs_in_flight < 1:
             raise ValueError(f"max_runs_in_flight must be at least 1, got {max_runs_in_flight}")
         self.store = store
         self.on_trace = on_trace
+        self.sample = sample
+        self.on_run_end = on_run_end
         self._span_at_start: SpanContextGetter = span_context_getter or agent_span_ref
         self._span_at_end: SpanContextGetter = span_context_getter or _span_at_end
         self.max_runs_in_flight = max_runs_in_flight
@@ -234,6 +282,17 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         if metadata.get(ARIADNE_REPLAY):
             self.stats.ignored += 1
             return
+        agent_name = metadata.get(GEN_AI_AGENT_NAME) or name
+        if self.sample is not None:
+            try:
+                keep = self.sample(str(run_id), agent_name, tuple(tags or ()), metadata)
+            except Exception:
+                self._fail("sample")
+                keep = False
+            if not keep:
+                with self._lock:
+                    self.stats.unsampled += 1
+                return
         with self._lock:
             if len(self._runs) >= self.max_runs_in_flight:
                 self.stats.dropped += 1
@@ -253,7 +312,7 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             trace_id=str(run_id),
             thread_id=None if thread is None else str(thread),
             query=first_human_text(inputs),
-            agent_name=metadata.get(GEN_AI_AGENT_NAME) or name,
+            agent_name=agent_name,
             tags=tuple(tags or ()),
             metadata=_jsonable(metadata),
             span=self._span(self._span_at_start, run_id),
@@ -302,7 +361,14 @@ class AriadneCallbackHandler(BaseCallbackHandler):
                 return
             self._seq += 1
             seq = self._seq
+            if self._deferred:  # the messages are read later, off the agent's thread
+                run.pending.append((seq, node_run, outputs))
+                return
         self._collect(run, seq, node_run, outputs)
+
+    @property
+    def _deferred(self) -> bool:
+        return self.on_run_end is not None and self.store is None and self.on_trace is None
 
     def _collect(self, run: _Run, seq: int, node_run: tuple[str, int | None], outputs: Any) -> None:
         task_path, langgraph_step = node_run
@@ -323,23 +389,35 @@ class AriadneCallbackHandler(BaseCallbackHandler):
                     self._root_of.pop(child, None)
         if run is None:
             return
-        if not run.drafts and error is None:
+        if not run.drafts and not run.pending and error is None:
             self.stats.ignored += 1
             return
-        trace = self._build(run_id, run, outputs, error)
-        if self.store is not None:
+        span = run.span or self._span(self._span_at_end, run_id)  # here: the current context is the agent's
+        if self.on_run_end is not None:
             try:
-                self.store.put(trace)
+                self.on_run_end(
+                    FinishedRun(run.trace_id, error is not None, partial(self._build, run, outputs, error, span))
+                )
             except Exception:
-                self._fail("store.put")
-        if self.on_trace is not None:
-            try:
-                self.on_trace(trace)
-            except Exception:
-                self._fail("on_trace")
+                self._fail("on_run_end")
+        if self.store is not None or self.on_trace is not None:
+            trace = self._build(run, outputs, error, span)
+            if self.store is not None:
+                try:
+                    self.store.put(trace)
+                except Exception:
+                    self._fail("store.put")
+            if self.on_trace is not None:
+                try:
+                    self.on_trace(trace)
+                except Exception:
+                    self._fail("on_trace")
         self.stats.recorded += 1
 
-    def _build(self, run_id: UUID, run: _Run, outputs: Any, error: BaseException | None) -> Trace:
+    def _build(self, run: _Run, outputs: Any, error: BaseException | None, span: SpanRef | None) -> Trace:
+        for seq, node_run, node_outputs in run.pending:  # the run has ended: nobody else touches it
+            self._collect(run, seq, node_run, node_outputs)
+        run.pending.clear()
         # Everything here comes from LangChain's own typed objects; model_construct skips a second
         # validation on the agent's thread.
         steps = tuple(self._step(i, d, run) for i, d in enumerate(sorted(run.drafts, key=lambda d: d.seq)))
@@ -349,7 +427,6 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         if final is None and steps and steps[-1].is_final and error is None:
             final = steps[-1].thought
         interrupted = error is not None and type(error).__name__ == _GRAPH_INTERRUPT
-        span = run.span or self._span(self._span_at_end, run_id)
         return Trace(
             trace_id=run.trace_id,
             thread_id=run.thread_id,

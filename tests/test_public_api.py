@@ -21,6 +21,8 @@ EXPECTED = {
     "InMemoryTraceStore",
     "Intervention",
     "InterventionType",
+    "JobState",
+    "JobStore",
     "LLMCritic",
     "LLMJudge",
     "MissingExtraError",
@@ -28,6 +30,8 @@ EXPECTED = {
     "NoThoughtError",
     "NotReplayableError",
     "NumericAnswerScorer",
+    "OnlineAuditor",
+    "OnlineStats",
     "PlaceboComparison",
     "Redundancy",
     "ReplayDidNotFinishError",
@@ -37,8 +41,11 @@ EXPECTED = {
     "ResultStore",
     "RuleCritic",
     "RuleParaphraser",
+    "RunFilter",
+    "SQLiteJobStore",
     "SQLiteResultStore",
     "SQLiteTraceStore",
+    "ShutdownReport",
     "Similarity",
     "SimilarityMetrics",
     "SpanRef",
@@ -62,6 +69,13 @@ def test_all_is_sorted_complete_and_importable() -> None:
     assert set(ariadne_lc.__all__) >= EXPECTED
     for name in ariadne_lc.__all__:
         assert getattr(ariadne_lc, name) is not None
+
+
+def test_online_package_names_are_importable() -> None:
+    import ariadne_lc.online
+
+    for name in ariadne_lc.online.__all__:
+        assert getattr(ariadne_lc.online, name) is not None
 
 
 def test_every_error_is_an_ariadne_error() -> None:
