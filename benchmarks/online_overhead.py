@@ -14,12 +14,14 @@ and job stores, the deployment the docs recommend at high sample rates), ``threa
 ``OnlineAuditor.start()``; the audits then share the interpreter with every way measured, so the
 ratios still isolate the request path but all absolute numbers rise), or ``off``.
 
-Prints per way the p50 and p99 of a run's wall-clock latency and of the process's CPU time during
-the run (which other processes on a shared machine do not inflate), what each adds over ``no
-callbacks``, and the ratios of what online auditing adds to what the do-nothing handler adds (target
-at 100%: added p99 under 1 ms and at most 1.5 times the do-nothing handler's). Then the time spent
-inside ariadne's own callbacks per run (measured directly, so free of machine noise), and the memory
-of this process after every 1,000 runs (live pymalloc blocks after a collection, and RSS).
+Prints per way the p50 and p99 of a run's wall-clock latency, of the process's CPU time during the
+run, and of the CPU time of the thread that ran it (neither is inflated by other processes on a
+shared machine; the last leaves out background threads, so it is the request path's own cost), what
+each adds over ``no callbacks``, and the ratios of what online auditing adds to what the do-nothing
+handler adds (target at 100%: added p99 under 1 ms and at most 1.5 times the do-nothing handler's).
+Then the time spent inside ariadne's own callbacks per run (measured directly, so free of machine
+noise), the persister's background CPU per sampled run, and the memory of this process after every
+1,000 runs (live pymalloc blocks after a collection, and RSS).
 
 Run: ``python benchmarks/online_overhead.py [--runs 2000] [--audits process|thread|off]``.
 """
@@ -30,6 +32,7 @@ import argparse
 import gc
 import json
 import os
+import random
 import sqlite3
 import statistics
 import subprocess
@@ -113,6 +116,26 @@ def rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def added_ci(
+    way: Sequence[float], base: Sequence[float], rng: random.Random, resamples: int = 300
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """95% intervals (ms) of what ``way`` adds to ``base`` at p50 and p99: a bootstrap over rounds,
+    keeping each round's runs together, since a noisy moment of the machine hits every way of it."""
+    n = len(base)
+    diffs: tuple[list[float], list[float]] = ([], [])
+    for _ in range(resamples):
+        rounds = rng.choices(range(n), k=n)
+        ours, theirs = sorted(way[i] for i in rounds), sorted(base[i] for i in rounds)
+        for k, q in enumerate((0.5, 0.99)):
+            at = min(n - 1, round(q * (n - 1)))
+            diffs[k].append((ours[at] - theirs[at]) * 1e3)
+    bounds = []
+    for values in diffs:
+        values.sort()
+        bounds.append((values[int(0.025 * resamples)], values[int(0.975 * resamples) - 1]))
+    return bounds[0], bounds[1]
+
+
 def quantile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -153,14 +176,14 @@ def main() -> None:
             if o.sampler.rate > 0:
                 o.start()
 
-    def invoke(i: int, name: str) -> tuple[float, float]:
+    def invoke(i: int, name: str) -> tuple[float, float, float]:
         config: dict[str, Any] = {"configurable": {"thread_id": f"{name}-{i}"}}
         if ways[name]:
             config["callbacks"] = ways[name]
         inside[0] = 0.0
-        cpu, wall = time.process_time(), time.perf_counter()
+        own, cpu, wall = time.thread_time(), time.process_time(), time.perf_counter()
         graph.invoke({"messages": [("user", "What is 6 times 7?")]}, config)
-        return time.perf_counter() - wall, time.process_time() - cpu
+        return time.perf_counter() - wall, time.process_time() - cpu, time.thread_time() - own
 
     names = list(ways)
     for i in range(30):  # warm-up
@@ -169,15 +192,17 @@ def main() -> None:
     # Samples go to arrays of raw doubles: a list of floats would itself grow by a block a sample.
     latency = {name: array("d") for name in names}
     cpu = {name: array("d") for name in names}
+    thread_cpu = {name: array("d") for name in names}
     hook = {name: array("d") for name in online}
     memory: list[tuple[int, int, float]] = []
     done = 0
     gc.collect()
     for i in range(args.runs):
         for name in names[i % len(names) :] + names[: i % len(names)]:  # rotate: nobody always goes first
-            wall, used = invoke(i, name)
+            wall, used, own = invoke(i, name)
             latency[name].append(wall)
             cpu[name].append(used)
+            thread_cpu[name].append(own)
             if name in online:
                 hook[name].append(inside[0])
             done += 1
@@ -197,29 +222,36 @@ def main() -> None:
         f"{args.runs:,} runs per way, interleaved run by run ({done:,} runs in this process)"
     )
     verdicts = []
-    for title, samples in (("wall-clock latency", latency), ("CPU time of the process", cpu)):
+    measures = (
+        ("wall-clock latency", latency),
+        ("CPU time of the process", cpu),
+        ("CPU time of the agent's thread", thread_cpu),
+    )
+    rng = random.Random(0)
+    for title, samples in measures:
         p50 = {n: statistics.median(v) * 1e3 for n, v in samples.items()}
         p99 = {n: quantile(v, 0.99) * 1e3 for n, v in samples.items()}
-        print(f"\n{title} per run, ms")
-        print(f"{'way':<20}{'p50':>9}{'p99':>9}{'added p50':>12}{'added p99':>12}")
+        ci = {n: added_ci(samples[n], samples[base], rng) for n in names if n != base}
+        print(f"\n{title} per run, ms; added over no callbacks with a 95% paired-bootstrap interval")
+        print(f"{'way':<20}{'p50':>8}{'p99':>8}   {'added p50':<26}{'added p99':<26}")
         for n in names:
-            added = "" if n == base else f"{p50[n] - p50[base]:+12.3f}{p99[n] - p99[base]:+12.3f}"
-            print(f"{n:<20}{p50[n]:9.3f}{p99[n]:9.3f}{added}")
-        print("added by the way / added by the do-nothing handler:")
+            line = f"{n:<20}{p50[n]:8.3f}{p99[n]:8.3f}"
+            if n != base:
+                (lo50, hi50), (lo99, hi99) = ci[n]
+                line += f"   {p50[n] - p50[base]:+.3f} [{lo50:+.3f}, {hi50:+.3f}]    "
+                line += f"{p99[n] - p99[base]:+.3f} [{lo99:+.3f}, {hi99:+.3f}]"
+            print(line)
+        print("added by the way / added by the do-nothing handler (n/a: the latter's interval includes 0):")
         for n in RATES:
             ratios = []
-            for stat in (p50, p99):
-                spent, floor_spent = stat[n] - stat[base], stat[floor] - stat[base]
-                ratios.append(f"{spent / floor_spent:5.2f}" if floor_spent > 0 else "  n/a")
+            for k, stat in enumerate((p50, p99)):
+                resolved = ci[floor][k][0] > 0
+                ratio = (stat[n] - stat[base]) / (stat[floor] - stat[base]) if resolved else None
+                ratios.append("  n/a" if ratio is None else f"{ratio:5.2f}")
             print(f"  {n:<14} p50 {ratios[0]}   p99 {ratios[1]}")
-        added99, floor99 = p99["online 100%"] - p99[base], p99[floor] - p99[base]
-        verdict = f"{title}: added p99 at 100% {added99:+.3f} ms (< 1 ms: {'yes' if added99 < 1 else 'NO'}), "
-        if floor99 > 0:
-            ratio99 = added99 / floor99
-            verdict += f"{ratio99:.2f} x the do-nothing handler's (<= 1.5: {'yes' if ratio99 <= 1.5 else 'NO'})"
-        else:
-            verdict += "ratio n/a: the do-nothing handler's added p99 is below this measurement's noise"
-        verdicts.append(verdict)
+        added99, (lo99, hi99) = p99["online 100%"] - p99[base], ci["online 100%"][1]
+        under = "yes" if hi99 < 1 else ("NO" if lo99 >= 1 else "not resolved at this noise")
+        verdicts.append(f"{title}: added p99 at 100% {added99:+.3f} ms [{lo99:+.3f}, {hi99:+.3f}]: under 1 ms: {under}")
     print("\ntarget " + "\ntarget ".join(verdicts))
     print("\ntime inside ariadne's callbacks per run, on the agent's thread (recorder + sampling), ms")
     for n, v in hook.items():
