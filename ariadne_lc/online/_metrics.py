@@ -7,23 +7,20 @@ registered twice under one name keep only the first callback, which would hide a
 
 Instruments (meter ``ariadne_lc.online``; every point carries ``ariadne.online.name``):
 
-================================  =========  ==================================================
-``ariadne.online.recorded``       {run}      runs the handler saw start
-``ariadne.online.sampled``        {run}      runs the filter and hash selected (ended with an answer)
-``ariadne.online.rate_limited``   {run}      sampled runs skipped by the rate limit
-``ariadne.online.over_budget``    {run}      sampled runs skipped by the model-call budget
-``ariadne.online.dropped``        {run}      sampled runs refused: ``ariadne.online.drop_reason``
-                                             = ``queue_full`` or ``shut_down``
-``ariadne.online.persisted``      {job}      jobs committed to the job store (acknowledged)
-``ariadne.online.audited``        {job}      jobs finished as done by this process
-``ariadne.online.failed``         {job}      jobs finished as failed by this process
-``ariadne.online.retried``        {job}      attempts that failed and were scheduled again
-``ariadne.online.model_calls``    {call}     model calls spent by this process's audits
-``ariadne.online.queue.depth``    {job}      gauge: unfinished jobs (buffer + job store backlog)
-``ariadne.online.queue.unpersisted`` {job}   gauge: accepted jobs not yet committed
-``ariadne.online.audit.duration`` s          histogram per attempt; ``ariadne.online.outcome``
-                                             = ``done``, ``retry`` or ``failed``
-================================  =========  ==================================================
+- ``ariadne.online.recorded`` {run}: runs the handler saw start;
+- ``ariadne.online.filtered`` {run}: runs the filter excluded, or that ended without an answer;
+- ``ariadne.online.sampled`` {run}: runs the filter and hash selected (ended with an answer);
+- ``ariadne.online.rate_limited`` / ``ariadne.online.over_budget`` {run}: sampled runs skipped;
+- ``ariadne.online.dropped`` {run}: sampled runs refused, ``ariadne.online.drop_reason`` =
+  ``queue_full`` or ``shut_down``;
+- ``ariadne.online.persisted`` {job}: jobs committed to the job store (acknowledged);
+- ``ariadne.online.audited`` / ``ariadne.online.failed`` {job}: jobs this process finished;
+- ``ariadne.online.retried`` {job}: attempts that failed and were scheduled again;
+- ``ariadne.online.model_calls`` {call}: model calls spent by this process's audits;
+- ``ariadne.online.queue.depth`` {job}, gauge: unfinished jobs (buffer + job store backlog);
+- ``ariadne.online.queue.unpersisted`` {job}, gauge: accepted jobs not yet committed;
+- ``ariadne.online.audit.duration`` s, histogram per attempt, ``ariadne.online.outcome`` =
+  ``done``, ``retry`` or ``failed``.
 """
 
 from __future__ import annotations
@@ -86,6 +83,7 @@ class OnlineStats:
 
 _COUNTERS: Final = (
     ("recorded", "{run}", "Agent runs seen by the online auditor"),
+    ("filtered", "{run}", "Runs excluded by the run filter, or that ended without an answer"),
     ("sampled", "{run}", "Runs selected by the filter and the hash sample"),
     ("rate_limited", "{run}", "Sampled runs skipped by the audits-per-minute rate limit"),
     ("over_budget", "{run}", "Sampled runs skipped by the model-calls-per-hour budget"),
