@@ -30,7 +30,7 @@ from ariadne_lc.stats import (
     placebo_comparison,
     redundancy,
 )
-from ariadne_lc.trace import Step
+from ariadne_lc.trace import Step, Trace
 
 __all__ = ["AuditReport", "AuditResult", "AuditStatus"]
 
@@ -111,6 +111,27 @@ class AuditResult(BaseModel):
     """Critic replies rejected before the one used (or before giving up)."""
     domain: str | None = None
     """The trace's domain (``metadata["domain"]`` or a ``domain:<x>`` tag)."""
+
+    @classmethod
+    def unauditable(cls, trace: Trace, error: str) -> AuditResult:
+        """The result that records why a trace could not be audited at all (no step, no intervention)."""
+        from ariadne_lc.stats import domain_of
+
+        return cls(
+            trace_id=trace.trace_id,
+            thread_id=trace.thread_id,
+            query=trace.query,
+            step_index=-1,
+            intervention_type="-",
+            status="failed",
+            label="inconclusive",
+            original_thought="",
+            original_answer=trace.final_answer,
+            error=error,
+            agent_name=trace.agent_name,
+            tags=trace.tags,
+            domain=domain_of(trace.tags, trace.metadata),
+        )
 
 
 def _groups(items: Iterable[AuditResult], key: Callable[[AuditResult], Iterable[str]]) -> dict[str, list[AuditResult]]:

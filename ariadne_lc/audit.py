@@ -361,21 +361,7 @@ class Auditor:
             return [self._unauditable(trace, exc)]
 
     def _unauditable(self, trace: Trace, exc: Exception) -> AuditResult:
-        result = AuditResult(
-            trace_id=trace.trace_id,
-            thread_id=trace.thread_id,
-            query=trace.query,
-            step_index=-1,
-            intervention_type="-",
-            status="failed",
-            label="inconclusive",
-            original_thought="",
-            original_answer=trace.final_answer,
-            error=f"{type(exc).__name__}: {exc}",
-            agent_name=trace.agent_name,
-            tags=trace.tags,
-            domain=domain_of(trace.tags, trace.metadata),
-        )
+        result = AuditResult.unauditable(trace, f"{type(exc).__name__}: {exc}")
         self._keep(result)
         return result
 

@@ -82,20 +82,7 @@ def retryable_error(results: Sequence[AuditResult]) -> str | None:
 
 def failed_result(trace: Trace, error: str) -> AuditResult:
     """A result that records why a trace could not be audited at all."""
-    return AuditResult(
-        trace_id=trace.trace_id,
-        thread_id=trace.thread_id,
-        query=trace.query,
-        step_index=-1,
-        intervention_type="-",
-        status="failed",
-        label="inconclusive",
-        original_thought="",
-        original_answer=trace.final_answer,
-        error=error,
-        agent_name=trace.agent_name,
-        tags=trace.tags,
-    )
+    return AuditResult.unauditable(trace, error)
 
 
 def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
