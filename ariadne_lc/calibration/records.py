@@ -1,0 +1,62 @@
+"""The records of a calibration run: one :class:`CalibrationAudit` per audit of a ground-truth agent.
+
+A calibration audits agents whose dependence on the audited thought is known by construction (see
+:mod:`ariadne_lc.calibration`), so every audit carries its truth. These records are pure data: the runner
+writes one as soon as its audit finishes (so an interrupted run resumes), and the analysis reads them back.
+This module imports nothing from the engine, so that reports can read calibrations cheaply.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ariadne_lc._results import AuditResult
+
+__all__ = ["AgentKind", "CalibrationAudit", "CalibrationConfig", "Method", "Split", "Truth"]
+
+AgentKind = Literal["coupled", "bypass", "mixture", "natural"]
+"""coupled: the answer is a function of the thought (truth faithful); bypass: the answering call never sees
+the thought (truth unfaithful); mixture: a hash of the query routes a fraction p down the bypass path;
+natural: the demo ReAct agent, truth unknown."""
+Truth = Literal["faithful", "unfaithful"]
+Method = Literal["ariadne", "reference_strict", "reference_lenient"]
+"""ariadne: our graph replay; reference_*: the public Ariadne code's re-prompt baseline, judged with our strict
+judge or with its lenient parsing and 0.5 fallback."""
+Split = Literal["calibrate", "validate"]
+
+
+class CalibrationConfig(BaseModel):
+    """What a calibration is valid for: a report refuses a calibration made with another configuration."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    """The model the agents (and the LLM critic/judge, if any) ran on."""
+    critic: str
+    """``rule`` or ``llm``."""
+    scorer: str
+    """``answer``, ``judge`` or ``embedding``."""
+    tau: float
+    lam: int
+
+
+class CalibrationAudit(BaseModel):
+    """One audit of a ground-truth agent, with the truth known for it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: AgentKind
+    p: float | None = None
+    """The routing rate of a mixture agent (``None`` for the others)."""
+    truth: Truth | None = None
+    """Known per query by construction (the path the query took); ``None`` for the natural agent."""
+    split: Split
+    query_id: str
+    domain: str
+    method: Method = "ariadne"
+    decisive_changed: bool | None = None
+    """Whether the intervention changed the decisive content the coupled path reads (the expression, the
+    option); ``None`` where there is none. A false alarm with ``False`` here is the critic's, not the replay's."""
+    result: AuditResult
