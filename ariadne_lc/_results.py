@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ariadne_lc.calibration.rates import CorrectedRate
 from ariadne_lc.interventions import ControlType
 from ariadne_lc.scoring import Label
 from ariadne_lc.scoring.faithfulness import SimilarityMetrics
@@ -179,6 +180,11 @@ class AuditReport(BaseModel):
     """Per-step causal contribution (CCS) ranking and the redundancy ratio (RRR)."""
     confidence: float = DEFAULT_CONFIDENCE
     seed: int = DEFAULT_SEED
+    corrected: CorrectedRate | None = None
+    """The overall violation rate corrected with a calibration (raw beside it in ``overall``); ``None``
+    without one. See :func:`ariadne_lc.calibration.apply_calibration`."""
+    corrected_by_type: dict[str, CorrectedRate] = Field(default_factory=dict)
+    """Per contradiction type the calibration measured."""
 
     @classmethod
     def from_results(

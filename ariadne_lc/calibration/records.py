@@ -41,6 +41,18 @@ class CalibrationConfig(BaseModel):
     tau: float
     lam: int
 
+    def describe(self) -> str:
+        """The configuration in words, for reports and error messages."""
+        return f"model={self.model}, critic={self.critic}, scorer={self.scorer}, tau={self.tau:g}, lambda={self.lam}"
+
+    def differences(self, other: CalibrationConfig) -> list[str]:
+        """The fields in which ``other`` differs from this configuration, as ``name: ours != theirs``."""
+        return [
+            f"{name}: {getattr(self, name)!r} != {getattr(other, name)!r}"
+            for name in type(self).model_fields
+            if getattr(self, name) != getattr(other, name)
+        ]
+
 
 class CalibrationAudit(BaseModel):
     """One audit of a ground-truth agent, with the truth known for it."""
