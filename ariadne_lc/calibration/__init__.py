@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ariadne_lc.calibration.analysis import analyze
     from ariadne_lc.calibration.correction import apply_calibration, check_config, correct_rate, rogan_gladen
-    from ariadne_lc.calibration.rates import CorrectedRate, Rate
     from ariadne_lc.calibration.records import CalibrationAudit, CalibrationConfig
     from ariadne_lc.calibration.reference import JudgeMode, areference_audit, lenient_score, reference_audit
     from ariadne_lc.calibration.results import (
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
         MethodCalibration,
         ValidationPoint,
     )
+    from ariadne_lc.records import CorrectedRate, Rate
 
 __all__ = [
     "CALIBRATION_SCHEMA",
@@ -54,26 +54,26 @@ __all__ = [
 ]
 
 _LAZY = {
-    "analyze": "analysis",
-    "apply_calibration": "correction",
-    "check_config": "correction",
-    "correct_rate": "correction",
-    "rogan_gladen": "correction",
-    "CorrectedRate": "rates",
-    "Rate": "rates",
-    "CalibrationAudit": "records",
-    "CalibrationConfig": "records",
-    "JudgeMode": "reference",
-    "areference_audit": "reference",
-    "lenient_score": "reference",
-    "reference_audit": "reference",
-    "CALIBRATION_SCHEMA": "results",
-    "CALIBRATION_SCHEMA_VERSION": "results",
-    "Calibration": "results",
-    "ControlRates": "results",
-    "ErrorRates": "results",
-    "MethodCalibration": "results",
-    "ValidationPoint": "results",
+    "analyze": "ariadne_lc.calibration.analysis",
+    "apply_calibration": "ariadne_lc.calibration.correction",
+    "check_config": "ariadne_lc.calibration.correction",
+    "correct_rate": "ariadne_lc.calibration.correction",
+    "rogan_gladen": "ariadne_lc.calibration.correction",
+    "CorrectedRate": "ariadne_lc.records",
+    "Rate": "ariadne_lc.records",
+    "CalibrationAudit": "ariadne_lc.calibration.records",
+    "CalibrationConfig": "ariadne_lc.calibration.records",
+    "JudgeMode": "ariadne_lc.calibration.reference",
+    "areference_audit": "ariadne_lc.calibration.reference",
+    "lenient_score": "ariadne_lc.calibration.reference",
+    "reference_audit": "ariadne_lc.calibration.reference",
+    "CALIBRATION_SCHEMA": "ariadne_lc.calibration.results",
+    "CALIBRATION_SCHEMA_VERSION": "ariadne_lc.calibration.results",
+    "Calibration": "ariadne_lc.calibration.results",
+    "ControlRates": "ariadne_lc.calibration.results",
+    "ErrorRates": "ariadne_lc.calibration.results",
+    "MethodCalibration": "ariadne_lc.calibration.results",
+    "ValidationPoint": "ariadne_lc.calibration.results",
 }
 
 
@@ -81,7 +81,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

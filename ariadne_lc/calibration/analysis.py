@@ -28,7 +28,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
 from ariadne_lc.calibration.correction import DEFAULT_CORRECTION_RESAMPLES, correct_rate
-from ariadne_lc.calibration.rates import Rate
 from ariadne_lc.calibration.records import CalibrationAudit, CalibrationConfig
 from ariadne_lc.calibration.results import (
     ALL_TYPES,
@@ -39,6 +38,7 @@ from ariadne_lc.calibration.results import (
     ValidationPoint,
 )
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.records import Rate
 
 __all__ = ["analyze", "proportion"]
 

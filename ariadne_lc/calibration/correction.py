@@ -25,13 +25,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ariadne_lc.calibration.rates import CorrectedRate, Rate
 from ariadne_lc.calibration.records import CalibrationConfig
 from ariadne_lc.calibration.results import ALL_TYPES, Calibration, ErrorRates
 from ariadne_lc.errors import CalibrationMismatchError, ConfigurationError
+from ariadne_lc.records import CorrectedRate, Rate
 
 if TYPE_CHECKING:
-    from ariadne_lc._results import AuditReport, AuditResult
+    from ariadne_lc.records import AuditReport, AuditResult
 
 __all__ = [
     "DEFAULT_CORRECTION_RESAMPLES",

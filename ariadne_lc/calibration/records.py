@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ariadne_lc._results import AuditResult
+from ariadne_lc.records import AuditResult
 
 __all__ = ["AgentKind", "CalibrationAudit", "CalibrationConfig", "Method", "Split", "Truth"]
 

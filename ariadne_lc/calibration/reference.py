@@ -36,8 +36,8 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from ariadne_lc._results import AuditResult
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.records import AuditResult
 from ariadne_lc.scoring import DEFAULT_LAMBDA, DEFAULT_TAU, LLMJudge, Similarity, SimilarityScorer, ascore_with
 from ariadne_lc.scoring.faithfulness import judge, metric_vector
 

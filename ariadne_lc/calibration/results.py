@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ariadne_lc.calibration.rates import CorrectedRate, Rate
 from ariadne_lc.calibration.records import CalibrationConfig
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.records import CorrectedRate, Rate
 
 __all__ = [
     "ALL_TYPES",

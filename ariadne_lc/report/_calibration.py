@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ariadne_lc.calibration.rates import CorrectedRate, Rate
 from ariadne_lc.calibration.results import ALL_TYPES, Calibration, MethodCalibration
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.records import CorrectedRate, Rate
 from ariadne_lc.report._io import write_json
 from ariadne_lc.report._plots import EstimatePoint, RateBar, estimate_plot, rate_bars
 

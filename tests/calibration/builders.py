@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ariadne_lc._results import AuditResult, AuditStatus
 from ariadne_lc.calibration import CalibrationAudit, CalibrationConfig
 from ariadne_lc.calibration.records import AgentKind, Method, Split, Truth
+from ariadne_lc.records import AuditResult, AuditStatus
 
 CONFIG = CalibrationConfig(model="scripted", critic="rule", scorer="answer", tau=0.8, lam=10)
 

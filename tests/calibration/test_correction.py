@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ariadne_lc._results import AuditReport
 from ariadne_lc.calibration import (
     CalibrationConfig,
     analyze,
@@ -14,9 +13,10 @@ from ariadne_lc.calibration import (
     correct_rate,
     rogan_gladen,
 )
-from ariadne_lc.calibration.rates import Rate
 from ariadne_lc.calibration.results import ErrorRates
 from ariadne_lc.errors import CalibrationMismatchError, ConfigurationError
+from ariadne_lc.records import Rate
+from ariadne_lc.stats import build_report
 from tests.calibration.builders import CONFIG, audits, result
 
 
@@ -111,7 +111,7 @@ def test_apply_calibration_puts_raw_and_corrected_side_by_side() -> None:
         [*audits("coupled", violations=2, n=10), *audits("bypass", violations=7, n=10)], CONFIG, n_resamples=100
     )
     results = [result(violation=i < 5, trace_id=f"t{i}") for i in range(10)]
-    report = AuditReport.from_results([*results, result(violation=True, trace_id="c", kind="rerun", control=True)])
+    report = build_report([*results, result(violation=True, trace_id="c", kind="rerun", control=True)])
     corrected = apply_calibration(report, calibration, CONFIG, n_resamples=500)
     assert corrected.overall == report.overall and report.corrected is None
     assert corrected.corrected is not None and corrected.corrected.observed == 0.5
@@ -127,7 +127,7 @@ def test_apply_calibration_refuses_a_pooled_number_for_unmeasured_types() -> Non
         [*audits("coupled", violations=2, n=10), *audits("bypass", violations=7, n=10)], CONFIG, n_resamples=100
     )
     results = [result(violation=True, trace_id="a"), result(violation=False, trace_id="b", kind="fact_reversal")]
-    corrected = apply_calibration(AuditReport.from_results(results), calibration, CONFIG, n_resamples=100)
+    corrected = apply_calibration(build_report(results), calibration, CONFIG, n_resamples=100)
     assert corrected.corrected is not None and corrected.corrected.corrected is None
     assert corrected.corrected.reason is not None and "fact_reversal" in corrected.corrected.reason
     assert "fact_reversal" not in corrected.corrected_by_type and "logic_flip" in corrected.corrected_by_type
