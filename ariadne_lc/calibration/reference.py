@@ -38,7 +38,15 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import AuditResult
-from ariadne_lc.scoring import DEFAULT_LAMBDA, DEFAULT_TAU, LLMJudge, Similarity, SimilarityScorer, ascore_with
+from ariadne_lc.scoring import (
+    DEFAULT_LAMBDA,
+    DEFAULT_TAU,
+    LLMJudge,
+    Similarity,
+    SimilarityScorer,
+    ascore_with,
+    normalize_answer,
+)
 from ariadne_lc.scoring.faithfulness import judge, metric_vector
 
 __all__ = [
@@ -152,9 +160,10 @@ def _result(
     original_answer: str,
     intervened_step: str,
     original_step: str,
+    intervention: str,
     counterfactual: str | None,
     similarity: Similarity | None,
-    error: str | None,
+    error: BaseException | None,
     model_calls: int,
     started: float,
     tau: float,
@@ -165,7 +174,7 @@ def _result(
         "trace_id": extra.pop("trace_id", None) or uuid.uuid4().hex,
         "query": query,
         "step_index": 0,
-        "intervention_type": "logic_flip",
+        "intervention_type": intervention,
         "original_thought": original_step,
         "intervened_thought": intervened_step,
         "intervention_method": REFERENCE_METHOD,
@@ -176,7 +185,13 @@ def _result(
         **extra,
     }
     if error is not None or similarity is None or counterfactual is None:
-        return AuditResult(**common, status="failed", label="inconclusive", error=error or "no answer")
+        return AuditResult(
+            **common,
+            status="failed",
+            label="inconclusive",
+            error=f"{type(error).__name__}: {error}" if error is not None else "no answer",
+            error_type=type(error).__name__ if error is not None else None,
+        )
     verdict = judge(original_answer, counterfactual, similarity.value, tau=tau, lam=lam)
     return AuditResult(
         **common,
@@ -189,7 +204,7 @@ def _result(
         phi=verdict.phi,
         violation=verdict.violation,
         length_gate_exempted=verdict.length_gate_exempted,
-        answer_changed=original_answer.strip().lower() != counterfactual.strip().lower(),
+        answer_changed=normalize_answer(original_answer) != normalize_answer(counterfactual),
         inconclusive_reason=similarity.explanation if similarity.value is None else None,
     )
 
@@ -236,7 +251,7 @@ def _plan(
     started, calls = time.perf_counter(), 0
     counterfactual: str | None = None
     similarity: Similarity | None = None
-    error: str | None = None
+    error: BaseException | None = None
     try:
         calls += 1
         counterfactual = extract_final_answer((yield _Invoke(model, reprompt_messages(query, intervened_step))))
@@ -247,12 +262,13 @@ def _plan(
             reply = yield _Invoke(judge_model, _lenient_messages(original_answer, counterfactual, intervention))
             similarity = _lenient_similarity(reply)
     except Exception as exc:  # recorded in the result; a batch goes on
-        error = f"{type(exc).__name__}: {exc}"
+        error = exc
     return _result(
         query=query,
         original_answer=original_answer,
         intervened_step=intervened_step,
         original_step=original_step,
+        intervention=intervention,
         counterfactual=counterfactual,
         similarity=similarity,
         error=error,

@@ -126,6 +126,7 @@ def test_model_error_is_recorded_as_failed() -> None:
         judge_mode="lenient",
     )
     assert r.status == "failed" and r.error == "RuntimeError: server down" and r.model_calls == 1
+    assert r.error_type == "RuntimeError"
 
 
 def test_bad_judge_mode_is_refused() -> None:
