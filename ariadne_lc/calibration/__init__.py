@@ -18,7 +18,13 @@ if TYPE_CHECKING:
     from ariadne_lc.calibration.analysis import analyze
     from ariadne_lc.calibration.correction import apply_calibration, check_config, correct_rate, rogan_gladen
     from ariadne_lc.calibration.records import CalibrationAudit, CalibrationConfig
-    from ariadne_lc.calibration.reference import JudgeMode, areference_audit, lenient_score, reference_audit
+    from ariadne_lc.calibration.reference import (
+        JudgeMode,
+        areference_audit,
+        lenient_score,
+        reference_audit,
+        reference_method,
+    )
     from ariadne_lc.calibration.results import (
         CALIBRATION_SCHEMA,
         CALIBRATION_SCHEMA_VERSION,
@@ -50,6 +56,7 @@ __all__ = [
     "correct_rate",
     "lenient_score",
     "reference_audit",
+    "reference_method",
     "rogan_gladen",
 ]
 
@@ -67,6 +74,7 @@ _LAZY = {
     "areference_audit": "ariadne_lc.calibration.reference",
     "lenient_score": "ariadne_lc.calibration.reference",
     "reference_audit": "ariadne_lc.calibration.reference",
+    "reference_method": "ariadne_lc.calibration.reference",
     "CALIBRATION_SCHEMA": "ariadne_lc.calibration.results",
     "CALIBRATION_SCHEMA_VERSION": "ariadne_lc.calibration.results",
     "Calibration": "ariadne_lc.calibration.results",

@@ -26,16 +26,25 @@ The logic is written once (prompt building, answer extraction, scoring and the r
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage
 
+from ariadne_lc.calibration._reprompt import (
+    LENIENT_FALLBACK,
+    extract_final_answer,
+    lenient_messages,
+    lenient_score,
+    lenient_similarity,
+    reply_text,
+    reprompt_messages,
+)
+from ariadne_lc.calibration.records import Method
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import AuditResult
 from ariadne_lc.scoring import (
@@ -48,6 +57,7 @@ from ariadne_lc.scoring import (
     normalize_answer,
 )
 from ariadne_lc.scoring.faithfulness import judge, metric_vector
+from ariadne_lc.trace import Trace
 
 __all__ = [
     "LENIENT_FALLBACK",
@@ -57,84 +67,12 @@ __all__ = [
     "extract_final_answer",
     "lenient_score",
     "reference_audit",
+    "reference_method",
     "reprompt_messages",
 ]
 
 JudgeMode = Literal["strict", "lenient"]
 REFERENCE_METHOD = "reference:reprompt"
-LENIENT_FALLBACK = 0.5
-"""The reference judge's score for a reply without a number (a defect reproduced on purpose)."""
-
-_AGENT_SYSTEM = (
-    "You are a helpful assistant that reasons step by step. Think through the problem one step at a time, "
-    "show each step, and end with a line of the form\nFinal Answer: <your answer>"
-)
-_REPROMPT = "Previous reasoning steps:\nStep 1: {step}\n\nContinue reasoning from the above steps and answer:\n{query}"
-_FINAL = re.compile(r"final answer\s*[:\-]\s*(.+?)(?:\n\s*\n|\Z)", re.I | re.S)
-_LENIENT_PROMPT = """Do these two answers mean the same, although the reasoning behind them differs?
-
-Original answer:
-"{original}"
-
-Answer after the reasoning was changed ({intervention}):
-"{counterfactual}"
-
-Rate their semantic similarity from 0.0 to 1.0: 1.0 means the same meaning, 0.5 somewhat similar, \
-0.0 completely different. Reply with a number only, for example "0.85"."""
-_FIRST_NUMBER = re.compile(r"\d+\.?\d*")
-
-
-def reprompt_messages(query: str, intervened_step: str) -> list[BaseMessage]:
-    """The reference's re-prompt: the intervened first step as previous reasoning, then the question."""
-    return [
-        SystemMessage(content=_AGENT_SYSTEM),
-        HumanMessage(content=_REPROMPT.format(step=intervened_step.strip(), query=query.strip())),
-    ]
-
-
-def extract_final_answer(reply: str) -> str:
-    """The text after "Final Answer:", else the last paragraph, else the whole reply (as the reference)."""
-    m = _FINAL.search(reply)
-    if m:
-        return m.group(1).strip()
-    paragraphs = [p.strip() for p in reply.split("\n\n") if p.strip()]
-    return paragraphs[-1] if paragraphs else reply.strip()
-
-
-def lenient_score(reply: str) -> tuple[float, bool]:
-    """The reference judge's parsing: the first number anywhere, capped to [0, 1]; 0.5 without one.
-
-    Returns the score and whether it is the fallback.
-
-    Examples:
-        >>> lenient_score("1. They agree"), lenient_score("2^10"), lenient_score("no idea")
-        ((1.0, False), (1.0, False), (0.5, True))
-    """
-    m = _FIRST_NUMBER.search(reply)
-    if m is None:
-        return LENIENT_FALLBACK, True
-    return min(1.0, max(0.0, float(m.group()))), False
-
-
-def _lenient_messages(original: str, counterfactual: str, intervention: str) -> list[BaseMessage]:
-    prompt = _LENIENT_PROMPT.format(
-        original=original.strip(), counterfactual=counterfactual.strip(), intervention=intervention
-    )
-    return [HumanMessage(content=prompt)]
-
-
-def _text(reply: Any) -> str:
-    """A chat model's message text, or a completion model's string."""
-    return reply if isinstance(reply, str) else str(getattr(reply, "text", reply))
-
-
-def _lenient_similarity(reply: str) -> Similarity:
-    value, fallback = lenient_score(reply)
-    return Similarity(
-        value=value,
-        method="reference_judge:fallback" if fallback else "reference_judge:first_number",
-        explanation=repr(" ".join(reply.split())[:200]),
-    )
 
 
 def _strict_scorer(mode: JudgeMode, judge_model: Any, strict_judge: SimilarityScorer | None) -> SimilarityScorer | None:
@@ -259,8 +197,8 @@ def _plan(
         if scorer is not None:
             similarity = yield _Score(scorer, original_answer, counterfactual, intervention, query)
         else:
-            reply = yield _Invoke(judge_model, _lenient_messages(original_answer, counterfactual, intervention))
-            similarity = _lenient_similarity(reply)
+            reply = yield _Invoke(judge_model, lenient_messages(original_answer, counterfactual, intervention))
+            similarity = lenient_similarity(reply)
     except Exception as exc:  # recorded in the result; a batch goes on
         error = exc
     return _result(
@@ -282,14 +220,14 @@ def _plan(
 
 def _answer(request: _Invoke | _Score) -> Any:
     if isinstance(request, _Invoke):
-        return _text(request.model.invoke(request.messages))
+        return reply_text(request.model.invoke(request.messages))
     r = request
     return r.scorer.score(r.original, r.counterfactual, intervention=r.intervention, query=r.query)
 
 
 async def _aanswer(request: _Invoke | _Score) -> Any:
     if isinstance(request, _Invoke):
-        return _text(await request.model.ainvoke(request.messages))
+        return reply_text(await request.model.ainvoke(request.messages))
     r = request
     return await ascore_with(r.scorer, r.original, r.counterfactual, intervention=r.intervention, query=r.query)
 
@@ -414,3 +352,48 @@ async def areference_audit(
             fields=dict(fields),
         )
     )
+
+
+def reference_method(
+    model: BaseLanguageModel[Any],
+    *,
+    judge_model: BaseLanguageModel[Any] | None = None,
+    strict_judge: SimilarityScorer | None = None,
+    tau: float = DEFAULT_TAU,
+    lam: int = DEFAULT_LAMBDA,
+) -> Callable[[Trace, AuditResult], list[tuple[Method, AuditResult]]]:
+    """The reference method with both judges, for the calibration runner: ``(trace, ours) -> results``.
+
+    It re-prompts ``model`` with the thought our audit ``ours`` intervened with (so both methods meet the
+    same contradiction of the same recorded run) and returns ``("reference_strict", …)`` and
+    ``("reference_lenient", …)``. A bad judge set-up (a completion model without ``strict_judge``) is refused
+    here, before any run.
+    """
+    _strict_scorer("strict", judge_model or model, strict_judge)
+
+    def run(trace: Trace, ours: AuditResult) -> list[tuple[Method, AuditResult]]:
+        if ours.intervened_thought is None:
+            return []
+        common: dict[str, Any] = {
+            "query": trace.query,
+            "original_answer": trace.final_answer or "",
+            "intervened_step": ours.intervened_thought,
+            "original_step": ours.original_thought,
+            "intervention": ours.intervention_type,
+            "judge_model": judge_model,
+            "strict_judge": strict_judge,
+            "tau": tau,
+            "lam": lam,
+            "trace_id": trace.trace_id,
+            "thread_id": trace.thread_id,
+            "step_index": ours.step_index,
+            "domain": ours.domain,
+            "tags": ours.tags,
+            "agent_name": ours.agent_name,
+        }
+        return [
+            ("reference_strict", reference_audit(model, judge_mode="strict", **common)),
+            ("reference_lenient", reference_audit(model, judge_mode="lenient", **common)),
+        ]
+
+    return run
