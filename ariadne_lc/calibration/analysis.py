@@ -43,6 +43,8 @@ from ariadne_lc.records import Rate
 __all__ = ["analyze", "proportion"]
 
 _KINDS = ("coupled", "bypass")
+_UNAUDITABLE = "-"
+"""The intervention type of :meth:`AuditResult.unauditable` records."""
 
 
 def _scored(a: CalibrationAudit) -> bool:
@@ -197,7 +199,8 @@ def _method(
     n_resamples: int,
 ) -> MethodCalibration:
     calibrate = [a for a in audits if a.split == "calibrate" and a.truth is not None and not a.result.control]
-    types = sorted({a.result.intervention_type for a in calibrate})
+    # runs that could not be audited at all ("-") count in the pooled failure rates, not as a type
+    types = sorted({a.result.intervention_type for a in calibrate} - {_UNAUDITABLE})
     errors = {ALL_TYPES: _error_rates(ALL_TYPES, calibrate, confidence)}
     for kind in types:
         errors[kind] = _error_rates(kind, [a for a in calibrate if a.result.intervention_type == kind], confidence)

@@ -158,3 +158,13 @@ def test_mixture_validation_covers_p_at_about_the_nominal_rate() -> None:
             covered += point.covers_p
             total += 1
     assert total == 150 and covered / total >= 0.9
+
+
+def test_unauditable_runs_count_as_failed_not_as_a_type() -> None:
+    items = [*audits("coupled", violations=0, n=3), *audits("bypass", violations=3, n=3)]
+    broken = items[0].model_copy(
+        update={"result": result(violation=False, trace_id="x", kind="-", status="failed"), "query_id": "x"}
+    )
+    errors = analyze([*items, broken], CONFIG, n_resamples=50).method("ariadne").errors
+    assert set(errors) == {"all", "logic_flip"}
+    assert errors["all"].failed["coupled"].k == 1 and errors["all"].failed["coupled"].n == 4
