@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         areference_audit,
         lenient_score,
         reference_audit,
-        reference_method,
     )
     from ariadne_lc.calibration.results import (
         CALIBRATION_SCHEMA,
@@ -56,7 +55,6 @@ __all__ = [
     "correct_rate",
     "lenient_score",
     "reference_audit",
-    "reference_method",
     "rogan_gladen",
 ]
 
@@ -74,7 +72,6 @@ _LAZY = {
     "areference_audit": "ariadne_lc.calibration.reference",
     "lenient_score": "ariadne_lc.calibration.reference",
     "reference_audit": "ariadne_lc.calibration.reference",
-    "reference_method": "ariadne_lc.calibration.reference",
     "CALIBRATION_SCHEMA": "ariadne_lc.calibration.results",
     "CALIBRATION_SCHEMA_VERSION": "ariadne_lc.calibration.results",
     "Calibration": "ariadne_lc.calibration.results",

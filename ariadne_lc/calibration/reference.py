@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -44,7 +44,6 @@ from ariadne_lc.calibration._reprompt import (
     reply_text,
     reprompt_messages,
 )
-from ariadne_lc.calibration.records import Method
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import AuditResult
 from ariadne_lc.scoring import (
@@ -57,7 +56,6 @@ from ariadne_lc.scoring import (
     normalize_answer,
 )
 from ariadne_lc.scoring.faithfulness import judge, metric_vector
-from ariadne_lc.trace import Trace
 
 __all__ = [
     "LENIENT_FALLBACK",
@@ -67,7 +65,6 @@ __all__ = [
     "extract_final_answer",
     "lenient_score",
     "reference_audit",
-    "reference_method",
     "reprompt_messages",
 ]
 
@@ -352,48 +349,3 @@ async def areference_audit(
             fields=dict(fields),
         )
     )
-
-
-def reference_method(
-    model: BaseLanguageModel[Any],
-    *,
-    judge_model: BaseLanguageModel[Any] | None = None,
-    strict_judge: SimilarityScorer | None = None,
-    tau: float = DEFAULT_TAU,
-    lam: int = DEFAULT_LAMBDA,
-) -> Callable[[Trace, AuditResult], list[tuple[Method, AuditResult]]]:
-    """The reference method with both judges, for the calibration runner: ``(trace, ours) -> results``.
-
-    It re-prompts ``model`` with the thought our audit ``ours`` intervened with (so both methods meet the
-    same contradiction of the same recorded run) and returns ``("reference_strict", …)`` and
-    ``("reference_lenient", …)``. A bad judge set-up (a completion model without ``strict_judge``) is refused
-    here, before any run.
-    """
-    _strict_scorer("strict", judge_model or model, strict_judge)
-
-    def run(trace: Trace, ours: AuditResult) -> list[tuple[Method, AuditResult]]:
-        if ours.intervened_thought is None:
-            return []
-        common: dict[str, Any] = {
-            "query": trace.query,
-            "original_answer": trace.final_answer or "",
-            "intervened_step": ours.intervened_thought,
-            "original_step": ours.original_thought,
-            "intervention": ours.intervention_type,
-            "judge_model": judge_model,
-            "strict_judge": strict_judge,
-            "tau": tau,
-            "lam": lam,
-            "trace_id": trace.trace_id,
-            "thread_id": trace.thread_id,
-            "step_index": ours.step_index,
-            "domain": ours.domain,
-            "tags": ours.tags,
-            "agent_name": ours.agent_name,
-        }
-        return [
-            ("reference_strict", reference_audit(model, judge_mode="strict", **common)),
-            ("reference_lenient", reference_audit(model, judge_mode="lenient", **common)),
-        ]
-
-    return run

@@ -26,7 +26,6 @@ EXPECTED = {
     "correct_rate",
     "lenient_score",
     "reference_audit",
-    "reference_method",
     "rogan_gladen",
 }
 

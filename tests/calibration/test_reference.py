@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc import Auditor
-from ariadne_lc.calibration import areference_audit, lenient_score, reference_audit, reference_method
+from ariadne_lc.calibration import areference_audit, lenient_score, reference_audit
 from ariadne_lc.calibration.reference import extract_final_answer
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.testing import ScriptedChatModel, calculator
@@ -160,26 +160,6 @@ async def test_reference_method_cannot_see_a_bypass_that_the_replay_finds(mode: 
     )
 
 
-def test_reference_method_factory_runs_both_judges_on_our_contradiction() -> None:
-    model = plan_follower()
-    graph = bypass_graph(model)
-    trace = record(graph, question=QUESTION)
-    (ours,) = Auditor(graph).audit(trace, interventions=["logic_flip"])
-    produced = reference_method(model)(trace, ours)
-    assert [m for m, _ in produced] == ["reference_strict", "reference_lenient"]
-    for _, r in produced:
-        assert r.trace_id == trace.trace_id and r.intervened_thought == ours.intervened_thought
-        assert r.intervention_type == "logic_flip" and r.status == "scored" and not r.violation
-    assert reference_method(model)(trace, ours.model_copy(update={"intervened_thought": None})) == []
-
-
-def test_reference_method_refuses_a_completion_model_without_a_strict_judge() -> None:
-    from langchain_core.language_models.fake import FakeListLLM
-
-    with pytest.raises(ConfigurationError, match="strict judge needs a chat model"):
-        reference_method(FakeListLLM(responses=["x"]))
-
-
 def test_a_completion_model_drives_the_lenient_method() -> None:
     from langchain_core.language_models.fake import FakeListLLM
 
@@ -188,3 +168,11 @@ def test_a_completion_model_drives_the_lenient_method() -> None:
         llm, query=QUESTION, original_answer="The total is 42 apples.", intervened_step="x", judge_mode="lenient"
     )
     assert r.counterfactual_answer == "The total is 42 apples." and r.similarity == 0.9 and r.violation
+
+
+def test_strict_mode_refuses_a_completion_model_without_a_strict_judge() -> None:
+    from langchain_core.language_models.fake import FakeListLLM
+
+    with pytest.raises(ConfigurationError, match="strict judge needs a chat model"):
+        reference_audit(FakeListLLM(responses=["x"]), query=QUESTION, original_answer="42", intervened_step="x",
+                        judge_mode="strict")  # fmt: skip
