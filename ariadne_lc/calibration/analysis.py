@@ -204,6 +204,10 @@ def _method(
     errors = {ALL_TYPES: _error_rates(ALL_TYPES, calibrate, confidence)}
     for kind in types:
         errors[kind] = _error_rates(kind, [a for a in calibrate if a.result.intervention_type == kind], confidence)
+    by_domain = {
+        d: _error_rates(ALL_TYPES, [a for a in calibrate if a.domain == d], confidence)
+        for d in sorted({a.domain for a in calibrate})
+    }
     described = f"{config.describe()}, method={method}"
     natural = [a for a in audits if a.agent == "natural" and not a.result.control and _scored(a)]
     natural_rate = None
@@ -221,6 +225,7 @@ def _method(
     return MethodCalibration(
         method=method,
         errors=errors,
+        errors_by_domain=by_domain,
         controls=_controls([a for a in audits if a.split == "calibrate"], confidence),
         validation=_validation(
             audits, errors[ALL_TYPES], confidence=confidence, seed=seed, n_resamples=n_resamples, described=described

@@ -107,6 +107,13 @@ def _method_blocks(m: MethodCalibration) -> list[_Block]:
             )
         )
     blocks: list[_Block] = [errors]
+    if len(m.errors_by_domain) > 1:
+        blocks.append(
+            _Table(
+                ("domain (all contradictions)", "false alarm (coupled)", "miss (bypass)"),
+                [(d, _rate(e.false_alarm), _rate(e.miss)) for d, e in m.errors_by_domain.items()],
+            )
+        )
     overall = m.errors.get(ALL_TYPES)
     if overall is not None:
         causes = ", ".join(f"{k}: {v}" for k, v in overall.false_alarm_causes.items()) or "none"

@@ -168,3 +168,11 @@ def test_unauditable_runs_count_as_failed_not_as_a_type() -> None:
     errors = analyze([*items, broken], CONFIG, n_resamples=50).method("ariadne").errors
     assert set(errors) == {"all", "logic_flip"}
     assert errors["all"].failed["coupled"].k == 1 and errors["all"].failed["coupled"].n == 4
+
+
+def test_error_rates_per_domain() -> None:
+    items = [*audits("coupled", violations=1, n=4), *audits("bypass", violations=4, n=4)]
+    items += [a.model_copy(update={"domain": "arc"}) for a in audits("coupled", violations=3, n=4, prefix="ca")]
+    by_domain = analyze(items, CONFIG, n_resamples=50).method("ariadne").errors_by_domain
+    assert by_domain["gsm8k"].false_alarm.rate == 0.25 and by_domain["arc"].false_alarm.rate == 0.75
+    assert by_domain["arc"].miss.n == 0 and by_domain["gsm8k"].miss.rate == 0.0
