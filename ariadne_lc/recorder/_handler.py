@@ -259,7 +259,7 @@ class AriadneCallbackHandler(BaseCallbackHandler):
                 node_run = run.nodes.pop(run_id, None)
                 if node_run is not None and isinstance(error, GraphInterrupt) and error.args:
                     for asked in error.args[0]:  # the innermost node that asked ends first
-                        run.asked_by.setdefault(asked.id, node_run[0])
+                        run.asked_by.setdefault(asked.id, (node_run[0], asked.value))
         except Exception:
             self._fail("on_chain_error")
 
@@ -363,8 +363,11 @@ class AriadneCallbackHandler(BaseCallbackHandler):
                 run.nodes.clear()
         if run is None:
             return
-        interrupts = _pending_interrupts(outputs, error)
-        paused = bool(interrupts) or isinstance(error, GraphInterrupt)
+        known = {a.id for a in run.asked}
+        asked = [_Asked(i.id, None, i.value) for i in _pending_interrupts(outputs, error) if i.id not in known]
+        known.update(a.id for a in asked)
+        asked += [_Asked(i, path, value) for i, (path, value) in run.asked_by.items() if i not in known]
+        paused = bool(asked) or isinstance(error, GraphInterrupt)
         if not run.pending and not run.asked and error is None and not paused:
             self.stats.ignored += 1
             return
@@ -372,8 +375,7 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             run.span = self._span(self._span_at_end, run_id)  # here: the current context is the agent's
         built = run
         if paused:
-            known = {a.id for a in run.asked}
-            run.asked.extend(_Asked(i.id, None, i.value) for i in interrupts if i.id not in known)
+            run.asked.extend(asked)
             built = run.snapshot()  # the turn goes on after its resume; the builder reads a copy
             self._pause(run)
         finished = FinishedRun(run.trace_id, paused or error is not None, partial(build_trace, built, outputs, error, run.span, paused))

@@ -91,8 +91,8 @@ class _Run:
     """Descendant runs in flight; stragglers are purged at the root's end when it is not zero."""
     asked: list[_Asked] = field(default_factory=list)
     """Interrupts of this turn, in order."""
-    asked_by: dict[str, str] = field(default_factory=dict)
-    """Interrupt id -> task path of the innermost node that raised it."""
+    asked_by: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    """Interrupt id -> (task path of the innermost node that raised it, its value)."""
 
     def snapshot(self) -> _Run:
         """A copy the builder may read while this run goes on after a resume."""
@@ -118,7 +118,8 @@ def jsonable_value(value: Any) -> Any:
 def _interrupt_records(run: _Run) -> tuple[InterruptRecord, ...]:
     records = []
     for a in run.asked:
-        path = a.task_path or (run.asked_by.get(a.id) if a.id else None)
+        raised = run.asked_by.get(a.id) if a.id else None
+        path = a.task_path or (raised[0] if raised else None)
         node = None if path is None else path.rpartition("|")[2].partition(":")[0]
         records.append(
             InterruptRecord.model_construct(
