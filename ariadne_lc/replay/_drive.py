@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["replay_flow"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # hashable: LangGraph puts handlers in sets
 class _Counter(BaseCallbackHandler):
     model_calls: int = 0
     tool_calls: int = 0
