@@ -55,7 +55,9 @@ def test_the_trace_can_be_built_later_on_another_thread(builder: str) -> None:
     eager = InMemoryTraceStore()
     graph = build_agent(faithful_arithmetic_model(), builder, InMemorySaver())
     _invoke(graph, deferred, "t")
-    _invoke(graph.with_config(callbacks=[AriadneCallbackHandler(store=eager, synchronous=True)]), deferred, "t")  # same thread, again
+    _invoke(
+        graph.with_config(callbacks=[AriadneCallbackHandler(store=eager, synchronous=True)]), deferred, "t"
+    )  # same thread, again
     assert len(finished) == 2 and not any(f.failed for f in finished)
     built: list[Trace] = []
     worker = threading.Thread(target=lambda: built.extend(f.build() for f in finished))

@@ -34,9 +34,7 @@ class Builder:
         max_queued: Hard cap on runs waiting.
     """
 
-    def __init__(
-        self, deliver: Callable[[FinishedRun], None], on_drop: Callable[[], None], max_queued: int
-    ) -> None:
+    def __init__(self, deliver: Callable[[FinishedRun], None], on_drop: Callable[[], None], max_queued: int) -> None:
         self._deliver = deliver
         self._on_drop = on_drop
         self._max = max_queued

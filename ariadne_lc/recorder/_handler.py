@@ -378,7 +378,9 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             run.asked.extend(asked)
             built = run.snapshot()  # the turn goes on after its resume; the builder reads a copy
             self._pause(run)
-        finished = FinishedRun(run.trace_id, paused or error is not None, partial(build_trace, built, outputs, error, run.span, paused))
+        finished = FinishedRun(
+            run.trace_id, paused or error is not None, partial(build_trace, built, outputs, error, run.span, paused)
+        )
         if self.on_run_end is not None:
             try:
                 self.on_run_end(finished)

@@ -148,9 +148,7 @@ def replay_flow(
         ns = level.config["configurable"].get("checkpoint_ns", "")
         tool_node = replayer.tool_node_of(ns)
         if intercept and tool_node is not None and tool_node in level.next:
-            tool_messages = yield from serve(
-                level.values, served, replayer.tools_of(ns), replayer.safe_tools, early
-            )
+            tool_messages = yield from serve(level.values, served, replayer.tools_of(ns), replayer.safe_tools, early)
             yield UpdateState(iso, level.config, {"messages": tool_messages}, tool_node)
         else:
             yield Invoke(iso, None, config)

@@ -118,7 +118,8 @@ def locate(
         before = snapshots[i]
         if "messages" not in before.values:
             raise NotReplayableError(
-                f"the graph state at {ns or 'the top level'!r} has no 'messages' channel; only message-based agents replay"
+                f"the graph state at {ns or 'the top level'!r} has no 'messages' channel; "
+                "only message-based agents replay"
             )
         levels.append(Level(ns=ns, node=node, task_id=task_id, before=before))
         if depth + 1 == len(path):

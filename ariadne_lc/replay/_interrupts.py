@@ -21,9 +21,7 @@ __all__ = ["Answers", "pending_interrupts"]
 def _comparable(value: Any) -> Any:
     if isinstance(value, dict):
         call_like = "name" in value and "args" in value
-        return {
-            k: _comparable(v) for k, v in value.items() if k != "tool_call_id" and not (call_like and k == "id")
-        }
+        return {k: _comparable(v) for k, v in value.items() if k != "tool_call_id" and not (call_like and k == "id")}
     if isinstance(value, list):
         return [_comparable(v) for v in value]
     return value

@@ -66,7 +66,8 @@ def serve(
     if not isinstance(last, AIMessage) or not last.tool_calls:
         raise ReplayError("the graph is about to run its tool node, but the last message asks for no tool")
     out: list[ToolMessage] = []
-    for call in last.tool_calls:
+    for tool_call in last.tool_calls:
+        call: dict[str, Any] = dict(tool_call)
         if early:
             served.unavailable.append(call["name"])
             out.append(_message(call, EARLY_ANSWER_TOOL_MESSAGE.format(name=call["name"])))
@@ -77,7 +78,7 @@ def serve(
             out.append(_message(call, recorded.output, "error" if recorded.status == "error" else "success"))
         elif call["name"] in safe and call["name"] in tools:
             served.live += 1
-            result = yield RunTool(tools[call["name"]], dict(call))
+            result = yield RunTool(tools[call["name"]], call)
             if isinstance(result, Exception):
                 out.append(_message(call, f"Error: {result}"))
             else:

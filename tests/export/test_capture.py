@@ -314,7 +314,11 @@ def test_recorder_with_agent_span_ref_links_to_the_trace_root(
 
     exporter: InMemorySpanExporter = request.getfixturevalue(instrumentation)
     store = InMemoryTraceStore()
-    run(make_agent("create_agent"), AriadneCallbackHandler(store=store, span_context_getter=agent_span_ref, synchronous=True), mode)
+    run(
+        make_agent("create_agent"),
+        AriadneCallbackHandler(store=store, span_context_getter=agent_span_ref, synchronous=True),
+        mode,
+    )
 
     (recorded,) = store.list_traces()
     (root,) = trace_roots(exporter)
