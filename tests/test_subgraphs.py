@@ -210,3 +210,40 @@ def test_a_subgraph_called_inside_a_function_is_refused_under_the_recorded_polic
     # with the live policy (its tools have no side effects), the same step replays
     live = Replayer(graph, tool_policy="live").replay(trace, 0, ADD)
     assert live.answer == "Following my plan to add (6 + 7), the total is 13." and calls == ["6 * 7", "6 * 7"]
+
+
+def test_a_step_of_an_agent_called_by_a_tool_is_refused_with_the_case(saver: Any) -> None:
+    inner = create_agent(faithful_arithmetic_model(), [_calculator([])], name="inner")
+
+    @tool
+    def ask_expert(question: str) -> str:
+        """Ask the expert agent."""
+        return str(inner.invoke({"messages": [("user", question)]})["messages"][-1].text)
+
+    def script(messages: list[BaseMessage]) -> AIMessage:
+        if not any(isinstance(m, AIMessage) for m in messages):
+            return AIMessage(
+                content="I will ask the expert.",
+                tool_calls=[{"name": "ask_expert", "args": {"question": QUESTION}, "id": "e-1"}],
+            )
+        return AIMessage(content=f"The expert says: {messages[-1].text}")
+
+    graph = create_agent(ScriptedChatModel(script=script), [ask_expert], checkpointer=saver)
+    trace = _record(graph, "astool")
+    # the inner agent runs inside a tool call, whose callbacks the recorder does not follow: no inner steps
+    assert [s.checkpoint.task_path.split(":")[0] for s in trace.steps] == ["model", "model"]
+    outer = Replayer(graph).replay(trace, 0, "I will ask the expert, who knows.")
+    assert outer.answer == "The expert says: Following my plan to multiply (6 * 7), the total is 42."
+    assert outer.tools_recorded == 1 and outer.model_calls == 1  # the inner agent did not run again
+    # a step recorded inside the tool node (by another recorder) cannot be re-entered: named refusal
+    first = trace.steps[0]
+    inside = first.model_copy(
+        update={
+            "checkpoint": first.checkpoint.model_copy(
+                update={"checkpoint_ns": "tools:x", "task_path": f"tools:{first.checkpoint.task_id}|model:y"}
+            )
+        }
+    )
+    crafted = trace.model_copy(update={"steps": (inside, *trace.steps[1:])})
+    with pytest.raises(SubgraphNotReplayableError, match="called by a tool"):
+        Replayer(graph).replay(crafted, 0, ADD)

@@ -19,7 +19,15 @@ from opentelemetry import trace
 from ariadne_lc._messages import first_human_text
 from ariadne_lc.export.capture import agent_span_ref, current_agent_span_context
 from ariadne_lc.recorder._background import DEFAULT_MAX_QUEUED_TRACES, Builder
-from ariadne_lc.recorder._run import FinishedRun, RecorderStats, _Asked, _Run, build_trace
+from ariadne_lc.recorder._run import (
+    FinishedRun,
+    RecorderStats,
+    _Asked,
+    _Run,
+    build_trace,
+    new_interrupts,
+    record_answers,
+)
 from ariadne_lc.semconv import ARIADNE_REPLAY, GEN_AI_AGENT_NAME
 from ariadne_lc.store import TraceStore
 from ariadne_lc.trace import SpanRef, Trace
@@ -45,8 +53,6 @@ SpanContextGetter = Callable[[UUID], SpanRef | None]
 RunSampler = Callable[[str, str | None, tuple[str, ...], Mapping[str, Any]], bool]
 """Decides at a root run's start whether to record it, from (trace id, agent name, tags, metadata)."""
 
-_INTERRUPT_KEY = "__interrupt__"
-
 
 def _span_at_end(run_id: UUID) -> SpanRef | None:
     """At the root run's end only OpenInference's per-run span is trustworthy: an async OpenLLMetry
@@ -63,15 +69,6 @@ def _span_at_end(run_id: UUID) -> SpanRef | None:
 
 def _jsonable(metadata: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metadata.items() if isinstance(v, str | int | float | bool) or v is None}
-
-
-def _pending_interrupts(outputs: Any, error: BaseException | None) -> tuple[Any, ...]:
-    """The interrupts a root run stopped at: ``__interrupt__`` in its output (LangGraph 1.x), or the error."""
-    if isinstance(error, GraphInterrupt):
-        return tuple(error.args[0]) if error.args else ()
-    if isinstance(outputs, dict):
-        return tuple(outputs.get(_INTERRUPT_KEY) or ())
-    return ()
 
 
 class AriadneCallbackHandler(BaseCallbackHandler):
@@ -333,13 +330,7 @@ class AriadneCallbackHandler(BaseCallbackHandler):
 
     def _resume(self, run: _Run, resume: Any, run_id: UUID) -> None:
         """Continue a paused turn: record the answers, track the new root run as the same run."""
-        waiting = [a for a in run.asked if not a.answered]
-        by_id = resume if isinstance(resume, dict) and any(a.id in resume for a in waiting) else None
-        for i, asked in enumerate(waiting):
-            if by_id is not None and asked.id in by_id:
-                asked.answered, asked.resume = True, by_id[asked.id]
-            elif by_id is None and i == 0:
-                asked.answered, asked.resume = True, resume
+        record_answers(run, resume)
         with self._lock:
             self._runs[run_id] = run
             self._root_of[run_id] = run
@@ -363,10 +354,7 @@ class AriadneCallbackHandler(BaseCallbackHandler):
                 run.nodes.clear()
         if run is None:
             return
-        known = {a.id for a in run.asked}
-        asked = [_Asked(i.id, None, i.value) for i in _pending_interrupts(outputs, error) if i.id not in known]
-        known.update(a.id for a in asked)
-        asked += [_Asked(i, path, value) for i, (path, value) in run.asked_by.items() if i not in known]
+        asked = new_interrupts(run, outputs, error)
         paused = bool(asked) or isinstance(error, GraphInterrupt)
         if not run.pending and not run.asked and error is None and not paused:
             self.stats.ignored += 1

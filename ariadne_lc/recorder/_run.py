@@ -14,11 +14,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.errors import GraphInterrupt
 
 from ariadne_lc._messages import last_ai_text, messages_in, thought_of, tool_call_record
 from ariadne_lc.trace import CheckpointRef, InterruptRecord, SpanRef, Step, Trace
 
-__all__ = ["FinishedRun", "RecorderStats", "build_trace", "jsonable_value"]
+__all__ = ["FinishedRun", "RecorderStats", "build_trace", "jsonable_value", "new_interrupts", "record_answers"]
 
 
 class FinishedRun:
@@ -113,6 +114,36 @@ def jsonable_value(value: Any) -> Any:
         except Exception:  # a pydantic model that cannot dump: keep its text
             return str(value)
     return json.loads(json.dumps(value, default=str))
+
+
+def new_interrupts(run: _Run, outputs: Any, error: BaseException | None) -> list[_Asked]:
+    """The interrupts a root run stopped at that the run had not recorded yet.
+
+    LangGraph 1.x ends the root run normally; the asking node's run ends with ``GraphInterrupt``
+    (seen in ``asked_by``). ``__interrupt__`` in the output and a ``GraphInterrupt`` reaching the
+    root are read too, for other versions and streaming modes.
+    """
+    raised: tuple[Any, ...] = ()
+    if isinstance(error, GraphInterrupt):
+        raised = tuple(error.args[0]) if error.args else ()
+    elif isinstance(outputs, dict):
+        raised = tuple(outputs.get("__interrupt__") or ())
+    known = {a.id for a in run.asked}
+    asked = [_Asked(i.id, None, i.value) for i in raised if i.id not in known]
+    known.update(a.id for a in asked)
+    return asked + [_Asked(i, path, value) for i, (path, value) in run.asked_by.items() if i not in known]
+
+
+def record_answers(run: _Run, resume: Any) -> None:
+    """Mark the waiting interrupts answered by ``Command(resume=...)``: a dict keyed by interrupt ids
+    answers each, any other value answers the first waiting one (as LangGraph does)."""
+    waiting = [a for a in run.asked if not a.answered]
+    by_id = resume if isinstance(resume, dict) and any(a.id in resume for a in waiting) else None
+    for i, asked in enumerate(waiting):
+        if by_id is not None and asked.id in by_id:
+            asked.answered, asked.resume = True, by_id[asked.id]
+        elif by_id is None and i == 0:
+            asked.answered, asked.resume = True, resume
 
 
 def _interrupt_records(run: _Run) -> tuple[InterruptRecord, ...]:
