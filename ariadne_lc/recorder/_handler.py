@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 from uuid import UUID
@@ -16,7 +16,6 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import Command
 from opentelemetry import trace
 
-from ariadne_lc._messages import first_human_text
 from ariadne_lc.export.capture import agent_span_ref, current_agent_span_context
 from ariadne_lc.recorder._background import DEFAULT_MAX_QUEUED_TRACES, Builder
 from ariadne_lc.recorder._run import (
@@ -65,10 +64,6 @@ def _span_at_end(run_id: UUID) -> SpanRef | None:
         span_id=trace.format_span_id(context.span_id),
         trace_flags=int(context.trace_flags),
     )
-
-
-def _jsonable(metadata: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in metadata.items() if isinstance(v, str | int | float | bool) or v is None}
 
 
 class AriadneCallbackHandler(BaseCallbackHandler):
@@ -299,34 +294,32 @@ class AriadneCallbackHandler(BaseCallbackHandler):
                 with self._lock:
                     self.stats.unsampled += 1
                 return
+        run = _Run(
+            trace_id=str(run_id),
+            thread_id=thread_id,
+            inputs=inputs,
+            agent_name=agent_name,
+            tags=tuple(tags) if tags else (),
+            metadata=metadata,
+            span=self._span(self._span_at_start, run_id),
+            started=time.time(),
+        )
+        if resume is not None:  # a resume whose paused run this handler never saw
+            run.asked.append(_Asked(id=None, task_path=None, value=None, answered=True, resume=resume))
         with self._lock:
             full = len(self._runs) >= self.max_runs_in_flight
             if full:
                 self.stats.dropped += 1
                 warn = not self._warned_full
                 self._warned_full = True
-        if full:
-            if warn:
-                logger.warning(
-                    "ariadne recorder: %d runs in flight, dropping new runs (counted in stats.dropped)",
-                    self.max_runs_in_flight,
-                )
-            return
-        run = _Run(
-            trace_id=str(run_id),
-            thread_id=thread_id,
-            query=first_human_text(inputs),
-            agent_name=agent_name,
-            tags=tuple(tags or ()),
-            metadata=_jsonable(metadata),
-            span=self._span(self._span_at_start, run_id),
-            started_at=datetime.now(UTC),
-        )
-        if resume is not None:  # a resume whose paused run this handler never saw
-            run.asked.append(_Asked(id=None, task_path=None, value=None, answered=True, resume=resume))
-        with self._lock:
-            self._runs[run_id] = run
-            self._root_of[run_id] = run
+            else:
+                self._runs[run_id] = run
+                self._root_of[run_id] = run
+        if full and warn:
+            logger.warning(
+                "ariadne recorder: %d runs in flight, dropping new runs (counted in stats.dropped)",
+                self.max_runs_in_flight,
+            )
 
     def _resume(self, run: _Run, resume: Any, run_id: UUID) -> None:
         """Continue a paused turn: record the answers, track the new root run as the same run."""
@@ -354,13 +347,18 @@ class AriadneCallbackHandler(BaseCallbackHandler):
                 run.nodes.clear()
         if run is None:
             return
-        asked = new_interrupts(run, outputs, error)
+        asked = (
+            new_interrupts(run, outputs, error)
+            if run.asked_by or error is not None or (isinstance(outputs, dict) and "__interrupt__" in outputs)
+            else []
+        )
         paused = bool(asked) or isinstance(error, GraphInterrupt)
         if not run.pending and not run.asked and error is None and not paused:
             self.stats.ignored += 1
             return
         if run.span is None:
             run.span = self._span(self._span_at_end, run_id)  # here: the current context is the agent's
+        run.ended = time.time()
         built = run
         if paused:
             run.asked.extend(asked)
