@@ -81,8 +81,8 @@ class Builder:
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every run handed over so far is built and stored; ``False`` on timeout."""
-        if self._thread is None:
-            return not self._queue
+        if self._thread is None or (self._closed and not self._queue):
+            return not self._queue  # nothing was handed over, or shut down and drained
         done = threading.Event()
         self._queue.append(done)  # FIFO: set once everything before it is delivered
         self._wake.set()
