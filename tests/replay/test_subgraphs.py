@@ -80,6 +80,14 @@ def test_a_create_agent_used_as_a_node(saver: Any) -> None:
     assert early.answer == "Report: Following my plan to multiply (6 * 7), the total is 42."
     assert calls == ["6 * 7"] and _everything(graph, "s") == before
 
+    # the audit that failed in issue 12 (NotReplayableError for any subgraph step) now scores
+    from ariadne_lc import Auditor
+
+    (audited,) = Auditor(graph).audit(trace, step=0, interventions="logic_flip")
+    assert audited.status == "scored" and audited.error is None, audited.error
+    assert audited.counterfactual_answer is not None and audited.counterfactual_answer.startswith("Report: ")
+    assert calls == ["6 * 7"] and _everything(graph, "s") == before
+
 
 def test_a_step_two_subgraphs_deep(saver: Any) -> None:
     calls: list[str] = []
