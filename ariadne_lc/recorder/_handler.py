@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -135,10 +136,11 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         self.max_paused_runs = max_paused_runs
         self.stats = RecorderStats()
         self._lock = threading.Lock()
-        self._runs: dict[UUID, _Run] = {}
-        self._root_of: dict[UUID, _Run] = {}
+        self._runs: dict[int, _Run] = {}
+        self._root_of: dict[int, _Run] = {}
+        """Every run in flight (root and descendants, by ``UUID.int``: hashed in C) -> its root's state."""
         self._paused: OrderedDict[str, _Run] = OrderedDict()
-        self._seq = 0
+        self._seq = itertools.count()
         self._warned_full = False
         self._builder = Builder(self._deliver, self._dropped_by_builder, max_queued)
 
@@ -198,22 +200,24 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             if parent_run_id is None:
                 self._start_root(inputs, run_id, tags, metadata or {}, kwargs.get("name"))
                 return
-            with self._lock:
-                run = self._root_of.get(parent_run_id)
-                if run is None:
-                    return
-                self._root_of[run_id] = run
-                run.open += 1
-                if metadata is None:
-                    return
-                node = metadata.get("langgraph_node")
-                if node is None or kwargs.get("name") != node:
-                    return
-                task_path = metadata.get("langgraph_checkpoint_ns", "")
-                # A node's own runnable (e.g. a RunnableLambda named like the node) repeats the namespace.
-                parent = run.nodes.get(parent_run_id)
-                if parent is None or parent[0] != task_path:
-                    run.nodes[run_id] = (task_path, metadata.get("langgraph_step"))
+            # No lock on the per-node path: single dict and list operations are atomic, and each
+            # run's state is only appended to (see the package docstring).
+            run = self._root_of.get(parent_run_id.int)
+            if run is None:
+                return
+            key = run_id.int
+            self._root_of[key] = run
+            run.children.append(key)
+            if metadata is None:
+                return
+            node = metadata.get("langgraph_node")
+            if node is None or kwargs.get("name") != node:
+                return
+            task_path = metadata.get("langgraph_checkpoint_ns", "")
+            # A node's own runnable (e.g. a RunnableLambda named like the node) repeats the namespace.
+            parent = run.nodes.get(parent_run_id.int)
+            if parent is None or parent[0] != task_path:
+                run.nodes[key] = (task_path, metadata.get("langgraph_step"))
         except Exception:
             self._fail("on_chain_start")
 
@@ -224,15 +228,13 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             if parent_run_id is None:
                 self._end_root(run_id, outputs, None)
                 return
-            with self._lock:
-                run = self._root_of.pop(run_id, None)
-                if run is None:
-                    return
-                run.open -= 1
-                node_run = run.nodes.pop(run_id, None)
-                if node_run is not None:  # read later, off the agent's thread
-                    self._seq += 1
-                    run.pending.append((self._seq, node_run[0], node_run[1], outputs))
+            key = run_id.int
+            run = self._root_of.pop(key, None)
+            if run is None:
+                return
+            node_run = run.nodes.pop(key, None)
+            if node_run is not None:  # read later, off the agent's thread
+                run.pending.append((next(self._seq), node_run[0], node_run[1], outputs))
         except Exception:
             self._fail("on_chain_end")
 
@@ -243,15 +245,14 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             if parent_run_id is None:
                 self._end_root(run_id, None, error)
                 return
-            with self._lock:
-                run = self._root_of.pop(run_id, None)
-                if run is None:
-                    return
-                run.open -= 1
-                node_run = run.nodes.pop(run_id, None)
-                if node_run is not None and isinstance(error, GraphInterrupt) and error.args:
-                    for asked in error.args[0]:  # the innermost node that asked ends first
-                        run.asked_by.setdefault(asked.id, (node_run[0], asked.value))
+            key = run_id.int
+            run = self._root_of.pop(key, None)
+            if run is None:
+                return
+            node_run = run.nodes.pop(key, None)
+            if node_run is not None and isinstance(error, GraphInterrupt) and error.args:
+                for asked in error.args[0]:  # the innermost node that asked ends first
+                    run.asked_by.setdefault(asked.id, (node_run[0], asked.value))
         except Exception:
             self._fail("on_chain_error")
 
@@ -313,8 +314,8 @@ class AriadneCallbackHandler(BaseCallbackHandler):
                 warn = not self._warned_full
                 self._warned_full = True
             else:
-                self._runs[run_id] = run
-                self._root_of[run_id] = run
+                self._runs[run_id.int] = run
+                self._root_of[run_id.int] = run
         if full and warn:
             logger.warning(
                 "ariadne recorder: %d runs in flight, dropping new runs (counted in stats.dropped)",
@@ -325,8 +326,8 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         """Continue a paused turn: record the answers, track the new root run as the same run."""
         record_answers(run, resume)
         with self._lock:
-            self._runs[run_id] = run
-            self._root_of[run_id] = run
+            self._runs[run_id.int] = run
+            self._root_of[run_id.int] = run
             self.stats.resumed += 1
 
     def _span(self, getter: SpanContextGetter, run_id: UUID) -> SpanRef | None:
@@ -338,12 +339,12 @@ class AriadneCallbackHandler(BaseCallbackHandler):
 
     def _end_root(self, run_id: UUID, outputs: Any, error: BaseException | None) -> None:
         with self._lock:
-            run = self._runs.pop(run_id, None)
-            self._root_of.pop(run_id, None)
-            if run is not None and run.open:  # children that never ended: forget them with their root
-                for child in [k for k, v in self._root_of.items() if v is run]:
-                    del self._root_of[child]
-                run.open = 0
+            run = self._runs.pop(run_id.int, None)
+            self._root_of.pop(run_id.int, None)
+            if run is not None:  # children that never ended (cancelled, crashed) go with their root
+                for child in run.children:
+                    self._root_of.pop(child, None)
+                run.children.clear()
                 run.nodes.clear()
         if run is None:
             return

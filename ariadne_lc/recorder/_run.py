@@ -92,8 +92,8 @@ class _Run:
     """Node outputs as they came: (sequence, task path, LangGraph step, outputs), read only when built."""
     nodes: dict[Any, tuple[str, int | None]] = field(default_factory=dict)
     """Run id of each node run in flight -> its task path and LangGraph step."""
-    open: int = 0
-    """Descendant runs in flight; stragglers are purged at the root's end when it is not zero."""
+    children: list[int] = field(default_factory=list)
+    """Every descendant run started (``UUID.int``), so that none outlives the root in the handler's map."""
     asked: list[_Asked] = field(default_factory=list)
     """Interrupts of this turn, in order."""
     asked_by: dict[str, tuple[str, Any]] = field(default_factory=dict)
@@ -105,6 +105,7 @@ class _Run:
             self,
             pending=list(self.pending),
             nodes={},
+            children=[],
             asked=[replace(a) for a in self.asked],
             asked_by=dict(self.asked_by),
         )
