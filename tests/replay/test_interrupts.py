@@ -13,8 +13,9 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
 
-from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore, Replayer, Trace
+from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore, Trace
 from ariadne_lc.errors import UnansweredInterruptError
+from ariadne_lc.replay import Replayer
 from ariadne_lc.testing import ScriptedChatModel, faithful_arithmetic_model
 from tests.helpers import QUESTION
 

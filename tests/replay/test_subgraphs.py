@@ -12,8 +12,9 @@ from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command
 
-from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore, Replayer, Trace
+from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore, Trace
 from ariadne_lc.errors import SubgraphNotReplayableError
+from ariadne_lc.replay import Replayer
 from ariadne_lc.testing import ScriptedChatModel, faithful_arithmetic_model
 from tests.helpers import QUESTION
 
