@@ -1,0 +1,86 @@
+"""The replay's calls to LangGraph, each as a :class:`~ariadne_lc._twin.Call` (blocking and awaitable).
+
+The replay is one flow (:mod:`ariadne_lc.replay._drive`) that yields these calls; ``_twin.run_sync``
+makes them with the blocking API, ``_twin.run_async`` with the ``a``-prefixed one (needed for
+async-only savers such as ``AsyncSqliteSaver``). Nothing else knows whether it runs sync or async.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ariadne_lc._twin import Call
+from ariadne_lc.errors import ReplayError
+
+__all__ = ["checkpoint_tuple", "history", "invoke", "run_tool", "state", "update_state"]
+
+
+def history(graph: Any, config: dict[str, Any]) -> Call[list[Any]]:
+    """The snapshots of one checkpoint namespace of a thread, newest first."""
+
+    async def later() -> list[Any]:
+        return [s async for s in graph.aget_state_history(config)]
+
+    return Call(lambda: list(graph.get_state_history(config)), later)
+
+
+def checkpoint_tuple(saver: Any, config: dict[str, Any]) -> Call[Any]:
+    """A raw checkpoint tuple (checkpoint, metadata, pending writes) from a saver."""
+    return Call(lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config))
+
+
+def state(graph: Any, config: dict[str, Any]) -> Call[Any]:
+    """The thread's current state, with the states of pending subgraphs."""
+    return Call(lambda: graph.get_state(config, subgraphs=True), lambda: graph.aget_state(config, subgraphs=True))
+
+
+def update_state(graph: Any, config: dict[str, Any], values: Any, as_node: str | None) -> Call[Any]:
+    return Call(
+        lambda: graph.update_state(config, values, as_node=as_node),
+        lambda: graph.aupdate_state(config, values, as_node=as_node),
+    )
+
+
+def _replay_error(exc: Exception) -> ReplayError:
+    return ReplayError(f"the replayed graph raised {type(exc).__name__}: {exc}")
+
+
+def invoke(graph: Any, input: Any, config: dict[str, Any]) -> Call[Any]:
+    """Run the isolated graph on; any exception it raises becomes a :class:`ReplayError`."""
+
+    def now() -> Any:
+        try:
+            return graph.invoke(input, config)
+        except ReplayError:
+            raise
+        except Exception as exc:
+            raise _replay_error(exc) from exc
+
+    async def later() -> Any:
+        try:
+            return await graph.ainvoke(input, config)
+        except ReplayError:
+            raise
+        except Exception as exc:
+            raise _replay_error(exc) from exc
+
+    return Call(now, later)
+
+
+def run_tool(tool: Any, call: dict[str, Any]) -> Call[Any]:
+    """Run a tool declared safe; the result is the tool's output or the exception it raised."""
+    request = {**call, "type": "tool_call"}
+
+    def now() -> Any:
+        try:
+            return tool.invoke(request)
+        except Exception as exc:
+            return exc
+
+    async def later() -> Any:
+        try:
+            return await tool.ainvoke(request)
+        except Exception as exc:
+            return exc
+
+    return Call(now, later)
