@@ -154,6 +154,11 @@ class Admission:
             self.stats.errors += 1
         logger.exception("ariadne online: %s failed; the agent is not affected", where)
 
+    def count_error(self) -> None:
+        """Count an error that was already logged where it happened."""
+        with self.lock:
+            self.stats.errors += 1
+
     def close(self) -> None:
         """Refuse new runs from now on (they are counted as ``refused``)."""
         with self.lock:

@@ -31,10 +31,12 @@ from typing import Any
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
+from ariadne_lc._version import __version__
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.interventions import parse_intervention_types
 from ariadne_lc.online._admission import Admission
+from ariadne_lc.online._forward import ResultForwarder, split_result_stores
 from ariadne_lc.online._jobs import JobStore, new_owner, open_job_store, owner_alive
 from ariadne_lc.online._lifecycle import Lifecycle, ShutdownReport
 from ariadne_lc.online._metrics import MetricsExporter, OnlineStats
@@ -113,8 +115,11 @@ class OnlineAuditor:
             :class:`~ariadne_lc.online.PostgresJobStore` shared by a fleet (the ``postgres`` extra); or a
             path for a :class:`~ariadne_lc.online.SQLiteJobStore` (``":memory:"``: not durable). A store
             built here is closed at shutdown; one passed in is left open.
-        auditor: The auditor to run; default ``Auditor(graph, tracer_provider=tracer_provider)``. Give it
-            no ``result_store``: results are stored, exactly once, in ``jobs``.
+        auditor: The auditor to run; default ``Auditor(graph, tracer_provider=tracer_provider)``. Its
+            sinks get each record as in a batch audit (span, score write-back, yours), except its result
+            store: results are committed, exactly one set per job, to ``jobs`` with the job's state, and
+            only then copied to the auditor's ``result_store`` under their job ``result_id`` (so a
+            retried or superseded attempt never reaches it). See :mod:`ariadne_lc.online._forward`.
         sample_rate: Fraction of matching runs to audit, decided by a hash of the trace id.
         run_filter: Which runs are eligible (agent, tags, metadata such as user or environment).
         max_audits_per_minute: Rate limit (token bucket); sampled runs beyond it are skipped and counted.
@@ -201,6 +206,7 @@ class OnlineAuditor:
             else Budget(max_model_calls_per_hour, initial_estimate=float(len(types)))
         )
         self.auditor = auditor if auditor is not None else Auditor(graph, tracer_provider=tracer_provider)
+        worker_auditor, result_stores = split_result_stores(self.auditor)
         self.step: StepSelector = step
         self.interventions = types
         self.max_concurrency = max_concurrency
@@ -228,7 +234,7 @@ class OnlineAuditor:
             on_run_end=self._admission.on_run_end,
         )
         """The callback handler to put in the agent's run config."""
-        metrics = MetricsExporter(meter_provider, self.name, _version())
+        metrics = MetricsExporter(meter_provider, self.name, __version__)
         # Held while a job is finished in the store and while the backlog is counted from it, so that
         # the hot path's view of the queue (buffer + in flight + backlog) is exact for this process.
         commit_lock = threading.Lock()
@@ -245,10 +251,12 @@ class OnlineAuditor:
             on_committed=lambda: self._life.notify_workers(),
             wake=wake,
         )
+        forward = ResultForwarder(result_stores, on_error=self._admission.count_error) if result_stores else None
         engine_factory = partial(
             AuditEngine,
             jobs=self.jobs,
-            auditor=self.auditor,
+            auditor=worker_auditor,
+            on_committed=forward,
             step=step,
             interventions=types,
             owner=self.owner,
@@ -372,9 +380,3 @@ def _shutdown_at_exit(ref: weakref.ref[OnlineAuditor]) -> None:
     online = ref()
     if online is not None:
         online.shutdown(_EXIT_TIMEOUT, drain=False)
-
-
-def _version() -> str:
-    from ariadne_lc import __version__
-
-    return __version__

@@ -35,7 +35,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from ariadne_lc.audit import AuditResult
+from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
 __all__ = [

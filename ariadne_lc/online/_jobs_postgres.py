@@ -16,9 +16,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ariadne_lc.audit import AuditResult
 from ariadne_lc.errors import StoreError
 from ariadne_lc.online._jobs import Job, JobState, result_key, stored_result
+from ariadne_lc.records import AuditResult
 from ariadne_lc.store._pg import DEFAULT_CONNECT_TIMEOUT, DEFAULT_POOL_SIZE, PgPool
 from ariadne_lc.trace import Trace
 

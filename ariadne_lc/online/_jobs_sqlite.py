@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ariadne_lc.audit import AuditResult
 from ariadne_lc.errors import StoreError
 from ariadne_lc.online._jobs import Job, JobState, result_key, stored_result
+from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
 __all__ = ["SQLiteJobStore"]

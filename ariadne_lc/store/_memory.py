@@ -5,16 +5,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
 from ariadne_lc.errors import TraceNotFoundError
+from ariadne_lc.records import AuditResult
 from ariadne_lc.store._protocol import check_limit
 from ariadne_lc.trace import Trace
-
-if TYPE_CHECKING:
-    from ariadne_lc.audit import AuditResult
 
 __all__ = ["AsyncTraceStoreMixin", "InMemoryResultStore", "InMemoryTraceStore"]
 

@@ -12,16 +12,15 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from ariadne_lc.errors import TraceNotFoundError
+from ariadne_lc.records import AuditResult
 from ariadne_lc.store._memory import AsyncTraceStoreMixin
 from ariadne_lc.store._pg import DEFAULT_CONNECT_TIMEOUT, DEFAULT_POOL_SIZE, PgPool
 from ariadne_lc.store._protocol import check_limit
-from ariadne_lc.store._sqlite import result_model
 from ariadne_lc.trace import Trace
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
-    from ariadne_lc.audit import AuditResult
 
 __all__ = ["PostgresResultStore", "PostgresTraceStore"]
 
@@ -125,7 +124,7 @@ class PostgresResultStore:
     ) -> None:
         self._pg = PgPool(conninfo, max_size=max_size, connect_timeout=connect_timeout)
         self.where = self._pg.where
-        self._table = _PgTable(self._pg, "ariadne_results", "trace_id", result_model())
+        self._table = _PgTable(self._pg, "ariadne_results", "trace_id", AuditResult)
 
     def put_result(self, result: AuditResult) -> None:
         self._table.put(result.result_id, result.trace_id, result)

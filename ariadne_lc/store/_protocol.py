@@ -6,12 +6,10 @@ implementation and every backend passes the same conformance tests (``tests/stor
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
+from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
-
-if TYPE_CHECKING:
-    from ariadne_lc.audit import AuditResult
 
 __all__ = ["ResultStore", "TraceStore", "check_limit"]
 

@@ -7,28 +7,19 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
 from ariadne_lc.errors import StoreError, TraceNotFoundError
+from ariadne_lc.records import AuditResult
 from ariadne_lc.store._memory import AsyncTraceStoreMixin
 from ariadne_lc.store._protocol import check_limit
 from ariadne_lc.trace import Trace
 
-if TYPE_CHECKING:
-    from ariadne_lc.audit import AuditResult
-
-__all__ = ["SQLiteResultStore", "SQLiteTraceStore", "result_model"]
+__all__ = ["SQLiteResultStore", "SQLiteTraceStore"]
 
 M = TypeVar("M", bound=BaseModel)
-
-
-def result_model() -> type[AuditResult]:
-    """The result record type, imported when a result store is created."""
-    from ariadne_lc.audit import AuditResult
-
-    return AuditResult
 
 
 class _SQLiteTable(Generic[M]):
@@ -112,7 +103,7 @@ class SQLiteResultStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = path
-        self._table = _SQLiteTable(path, "ariadne_results", "trace_id", result_model())
+        self._table = _SQLiteTable(path, "ariadne_results", "trace_id", AuditResult)
 
     def put_result(self, result: AuditResult) -> None:
         self._table.put(result.result_id, result.trace_id, result)
