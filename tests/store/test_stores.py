@@ -15,18 +15,15 @@ from ariadne_lc import (
     InMemoryResultStore,
     InMemoryTraceStore,
     ResultStore,
-    SpanRef,
     SQLiteResultStore,
     SQLiteTraceStore,
-    Step,
     StoreError,
-    ToolCall,
     Trace,
     TraceNotFoundError,
     TraceStore,
 )
 from ariadne_lc.store import PostgresResultStore, PostgresTraceStore
-from ariadne_lc.trace import CheckpointRef
+from ariadne_lc.trace import CheckpointRef, SpanRef, Step, ToolCall
 
 
 def _trace(i: int, thread: str = "t") -> Trace:
