@@ -24,7 +24,7 @@ from ariadne_lc.distributed._app import DEFAULT_BROKER_URL, DEFAULT_QUEUE, TASK_
 from ariadne_lc.distributed._postgres import DispatchLog, open_pool
 from ariadne_lc.errors import AriadneError
 
-__all__ = ["BrokerUnavailableError", "CeleryDispatcher", "DispatchStats", "Publisher", "close_app"]
+__all__ = ["BrokerUnavailableError", "CeleryDispatcher", "DispatchStats", "Publisher"]
 
 logger = logging.getLogger("ariadne_lc.distributed")
 
@@ -40,6 +40,10 @@ class BrokerUnavailableError(AriadneError):
 class Publisher:
     """Publishes one audit task per job id on ``app``'s queue and records each confirmed publish.
 
+    It keeps one broker connection of its own (not Celery's process-wide producer pool, which other
+    apps on the same broker share), opened on first use with a single connection attempt, and drops
+    it at the first error so that the next call reconnects. Thread-safe.
+
     Args:
         app: The Celery app (:func:`~ariadne_lc.distributed.create_app`).
         log: Where confirmed publishes are recorded (``None``: not recorded).
@@ -49,6 +53,9 @@ class Publisher:
         self.app = app
         self.log = log
         self.queue = str(app.conf.task_default_queue)
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self._producer: Any = None
 
     def publish(self, job_ids: Sequence[str], *, countdown: float | None = None) -> int:
         """Publish a task for each id, in order, on one connection; ``countdown`` delays them.
@@ -57,8 +64,9 @@ class Publisher:
         after recording the ones published before it.
         """
         done: list[str] = []
-        try:
-            with self.app.producer_or_acquire() as producer:
+        with self._lock:
+            try:
+                producer = self._ready()
                 for job_id in job_ids:
                     self.app.send_task(
                         TASK_NAME,
@@ -71,12 +79,40 @@ class Publisher:
                         ignore_result=True,
                     )
                     done.append(job_id)
-        except Exception as exc:
-            self._record(done)
-            broker = self.app.conf.broker_url.split("@")[-1]
-            raise BrokerUnavailableError(f"the broker at {broker} did not take the task: {exc}") from exc
+            except Exception as exc:
+                self._drop()
+                self._record(done)
+                broker = str(self.app.conf.broker_url).split("@")[-1]
+                raise BrokerUnavailableError(f"the broker at {broker} did not take the task: {exc}") from exc
         self._record(done)
         return len(done)
+
+    def _ready(self) -> Any:
+        if self._producer is None:
+            from kombu import Producer
+
+            conn = self.app.connection_for_write()
+            try:
+                conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0)
+                self._producer = Producer(conn.channel())
+            except BaseException:
+                conn.release()
+                raise
+            self._conn = conn
+        return self._producer
+
+    def _drop(self) -> None:
+        conn, self._conn, self._producer = self._conn, None, None
+        if conn is not None:
+            try:
+                conn.release()
+            except Exception:
+                logger.debug("ariadne distributed: closing a broken broker connection failed", exc_info=True)
+
+    def close(self) -> None:
+        """Close the broker connection."""
+        with self._lock:
+            self._drop()
 
     def _record(self, job_ids: list[str]) -> None:
         if self.log is None or not job_ids:
@@ -199,12 +235,7 @@ class CeleryDispatcher:
 
     def close(self) -> None:
         """Release the broker and database connections."""
+        if self._publisher is not None:
+            self._publisher.close()
         if self._pool is not None:
             self._pool.close()
-        close_app(self.app)
-
-
-def close_app(app: Any) -> None:
-    """Close a Celery app's broker connections (its pools keep them open otherwise)."""
-    app.pool.force_close_all()
-    app.close()

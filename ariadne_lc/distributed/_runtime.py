@@ -242,7 +242,7 @@ class WorkerProcess:
 
 def _sweeper(config: WorkerConfig, app: Any) -> tuple[Sweeper, list[Any]]:
     jobs = open_job_store(config.jobs_url)
-    pool = open_pool(_db(config.jobs_url), name="ariadne-sweeper", max_size=1)
+    pool = open_pool(_db(config.jobs_url), name="ariadne-sweeper", max_size=3)  # the election holds one
     log = DispatchLog(pool)
     sweeper = Sweeper(
         jobs,

@@ -22,6 +22,7 @@ from typing import Any
 import psycopg
 from langgraph.checkpoint.postgres import PostgresSaver
 from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
 
 from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore, Trace
 from tests.distributed.graph import build_graph, question
@@ -129,7 +130,7 @@ class Workers:
                 "--queue", self.queue,
                 "--concurrency", str(concurrency),
                 "--hostname", f"w{index}-{self.queue}@%h",
-                "--sweep-interval", "1", "--redeliver-after", "30", "--lease", "20",
+                "--sweep-interval", "1", "--grace", "1", "--redeliver-after", "30", "--lease", "20",
                 "--retry-backoff", "0.5",
                 *extra,
             ]  # fmt: skip
@@ -174,8 +175,16 @@ class Serving:
     """The serving side of a test: the graph on a PostgresSaver in the test database, recording runs."""
 
     def __init__(self, url: str) -> None:
-        self.conn = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
-        self.saver = PostgresSaver(self.conn)  # type: ignore[arg-type]
+        # A checked pool: a fault test terminates this database's connections, this side's included.
+        self.pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=2,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            check=ConnectionPool.check_connection,
+            open=True,
+        )
+        self.saver = PostgresSaver(self.pool)
         self.saver.setup()
         self.graph = build_graph(self.saver)
 
@@ -202,7 +211,7 @@ class Serving:
         }  # fmt: skip
 
     def close(self) -> None:
-        self.conn.close()
+        self.pool.close()
 
 
 def wait_until(condition: Callable[[], Any], timeout: float, what: str, on_fail: Callable[[], str] = str) -> Any:
