@@ -79,13 +79,11 @@ def create_app(
     """
     try:
         from celery import Celery
-        from kombu import Exchange, Queue
+        from kombu.entity import Exchange, Queue
     except ImportError as exc:  # pragma: no cover - depends on the installation
         from ariadne_lc.errors import MissingExtraError
 
-        raise MissingExtraError(
-            f"distributed audits need Celery: pip install 'ariadne-lc[distributed]' ({exc})"
-        ) from None
+        raise MissingExtraError("distributed audits", "distributed", str(exc)) from None
     kind = broker_kind(broker_url)
     if not queue or not queue.replace("-", "").replace("_", "").replace(".", "").isalnum():
         raise ConfigurationError(f"queue must be a non-empty name of letters, digits, '-', '_' or '.', got {queue!r}")
@@ -97,9 +95,9 @@ def create_app(
     else:
         transport["visibility_timeout"] = int(2 * audit_timeout + _VISIBILITY_MARGIN)
     app = Celery(main, broker=broker_url, set_as_current=False)
-    exchange = Exchange(queue, type="direct", durable=True)
+    exchange = Exchange(queue, type="direct", durable=True)  # type: ignore[no-untyped-call]
     app.conf.update(
-        task_queues=[Queue(queue, exchange, routing_key=queue, durable=True)],
+        task_queues=[Queue(queue, exchange, routing_key=queue, durable=True)],  # type: ignore[no-untyped-call]
         task_default_queue=queue,
         task_default_exchange=queue,
         task_default_routing_key=queue,

@@ -89,12 +89,12 @@ class Publisher:
 
     def _ready(self) -> Any:
         if self._producer is None:
-            from kombu import Producer
+            from kombu.messaging import Producer
 
             conn = self.app.connection_for_write()
             try:
                 conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0)
-                self._producer = Producer(conn.channel())
+                self._producer = Producer(conn.channel())  # type: ignore[no-untyped-call]
             except BaseException:
                 conn.release()
                 raise

@@ -63,7 +63,7 @@ def open_pool(conninfo: str, *, name: str, max_size: int = 4) -> Any:
     except ImportError as exc:  # pragma: no cover - depends on the installation
         from ariadne_lc.errors import MissingExtraError
 
-        raise MissingExtraError(f"distributed audits need psycopg: pip install 'ariadne-lc[distributed]' ({exc})")
+        raise MissingExtraError("distributed audits", "distributed", str(exc)) from None
     pool = ConnectionPool(
         conninfo,
         min_size=1,

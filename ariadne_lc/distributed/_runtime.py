@@ -110,7 +110,7 @@ def open_job_store(url: str) -> JobStore:
     if url.startswith("sqlite:"):  # TEMPORARY until online-pg lands
         from ariadne_lc.distributed._shim import ShimJobStore
 
-        return ShimJobStore(url.removeprefix("sqlite:"))  # type: ignore[return-value]
+        return ShimJobStore(url.removeprefix("sqlite:"))
     if not url.startswith(("postgresql://", "postgres://")):
         raise ConfigurationError(f"--jobs must be a postgresql:// URL (workers on many hosts share it), got {url!r}")
     try:
@@ -145,7 +145,7 @@ def postgres_saver(url: str, *, max_size: int) -> tuple[Any, Any]:
     except Exception as exc:
         pool.close()
         raise StoreError(f"cannot connect to the checkpointer's PostgreSQL at {url.split('@')[-1]}: {exc}") from exc
-    saver = PostgresSaver(pool)
+    saver = PostgresSaver(pool)  # type: ignore[arg-type]  # a dict_row pool, which the annotation cannot see
     saver.setup()
     return saver, pool
 

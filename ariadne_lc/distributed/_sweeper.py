@@ -96,7 +96,9 @@ class Sweeper:
         if reclaimed:
             logger.info("ariadne distributed: %d job(s) of dead workers on this host are pending again", reclaimed)
         now = time.time()
-        unfinished = [(j.job_id, j.created_at) for s in (JobState.PENDING, JobState.RUNNING) for j in self.jobs.list_jobs(state=s)]
+        unfinished = [
+            (j.job_id, j.created_at) for s in (JobState.PENDING, JobState.RUNNING) for j in self.jobs.list_jobs(state=s)
+        ]
         last = self.log.last_published([job_id for job_id, _ in unfinished])
         stale = [
             job_id
@@ -121,7 +123,7 @@ class Sweeper:
             try:
                 self.sweep()
             except Exception:
-                logger.warning("ariadne distributed: a sweep failed; trying again in %.0f s", self.interval, exc_info=True)
+                logger.warning("ariadne distributed: a sweep failed; next in %.0f s", self.interval, exc_info=True)
 
     def stop(self) -> None:
         """Stop sweeping (waits for a sweep in progress)."""

@@ -201,8 +201,8 @@ class AuditWorker:
 
     def _attempt(self, job: Job) -> str:
         if job.attempts > self.max_attempts:  # earlier attempts' workers died mid-audit
-            error = f"gave up after {self.max_attempts} attempts; the last one: {job.error or 'its worker died'}"
-            return self._commit(job, "failed", [AuditResult.unauditable(job.trace, error)], error, 0.0)
+            gave_up = f"gave up after {self.max_attempts} attempts; the last one: {job.error or 'its worker died'}"
+            return self._commit(job, "failed", [AuditResult.unauditable(job.trace, gave_up)], gave_up, 0.0)
         if self.limits is not None:
             wait = self.limits.acquire(job.job_id, job.attempts)
             if wait > 0:
@@ -212,11 +212,12 @@ class AuditWorker:
                 return "deferred"
         started = time.perf_counter()
         results: list[AuditResult] = []
+        error: str | None = None
         final = False
         try:
             results = self._audit(job)
         except _Timeout:
-            error: str | None = f"TimeoutError: the audit took longer than {self.audit_timeout:g} s"
+            error = f"TimeoutError: the audit took longer than {self.audit_timeout:g} s"
         except (TraceError, ConfigurationError) as exc:
             error, final = f"{type(exc).__name__}: {exc}", True
         except Exception as exc:
@@ -237,7 +238,9 @@ class AuditWorker:
         if error is None:
             return self._commit(job, "done", results, None, duration)
         if final or job.attempts >= self.max_attempts:
-            logger.warning("ariadne distributed: job %s failed after %d attempt(s): %s", job.job_id, job.attempts, error)
+            logger.warning(
+                "ariadne distributed: job %s failed after %d attempt(s): %s", job.job_id, job.attempts, error
+            )
             return self._commit(job, "failed", results or [AuditResult.unauditable(job.trace, error)], error, duration)
         return self._commit(job, "retry", results, error, duration)
 
