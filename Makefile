@@ -41,6 +41,11 @@ $(STAMPS)/backends: pyproject.toml | $(STAMPS)/dev
 	$(PIP) install --quiet -e '.[dev,report,otlp,phoenix,langfuse,test-backends]'
 	@mkdir -p $(STAMPS) && touch $@
 
+# The PostgreSQL stores (psycopg 3 and its pool); their tests run against the machine's server.
+$(STAMPS)/postgres: pyproject.toml | $(STAMPS)/dev
+	$(PIP) install --quiet -e '.[dev,postgres]'
+	@mkdir -p $(STAMPS) && touch $@
+
 # The white-box monitor: transformers loads the same SmolLM2 GGUF file, de-quantised, on CPU torch.
 $(STAMPS)/whitebox: pyproject.toml | $(STAMPS)/embeddings
 	$(PIP) install --quiet 'torch==2.13.0' -e '.[dev,whitebox]'
@@ -62,7 +67,7 @@ demo: $(STAMPS)/local
 quickstart: $(STAMPS)/dev
 	$(PY) examples/quickstart.py
 
-test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/distributed
+test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed
 	@# pytest exits 5 when it collects nothing: that must fail, never pass.
 	$(PY) -m pytest -p no:cacheprovider -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
@@ -72,7 +77,7 @@ test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(ST
 lint: $(STAMPS)/dev
 	$(VENV)/bin/ruff check ariadne_lc tests examples benchmarks
 
-typecheck: $(STAMPS)/dev
+typecheck: $(STAMPS)/dev $(STAMPS)/postgres $(STAMPS)/distributed
 	$(VENV)/bin/mypy
 
 bench: $(STAMPS)/dev

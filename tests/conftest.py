@@ -14,6 +14,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+# PostgreSQL: a database per session, a schema per test.
+from tests.postgres import postgres_database, postgres_dsn  # noqa: F401
+
 
 @pytest.fixture(params=["memory", "sqlite"])
 def saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:

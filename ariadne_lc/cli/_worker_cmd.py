@@ -76,7 +76,7 @@ def worker(
     from ariadne_lc.distributed import WorkerConfig, run_worker
 
     for url in (broker, jobs, checkpointer):
-        if url is not None and not url.startswith("sqlite:"):
+        if url is not None:
             problem = check_service(url)
             if problem is not None:
                 fail(problem)

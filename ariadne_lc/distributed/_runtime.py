@@ -34,6 +34,8 @@ from ariadne_lc.distributed._sweeper import DEFAULT_GRACE, DEFAULT_REDELIVER_AFT
 from ariadne_lc.distributed._worker import AuditWorker, register_audit_task
 from ariadne_lc.errors import ConfigurationError, StoreError
 from ariadne_lc.online import JobStore
+from ariadne_lc.online import open_job_store as online_job_store
+from ariadne_lc.online._jobs import is_postgres_dsn
 
 __all__ = ["POOLS", "WorkerConfig", "WorkerProcess", "load_graph", "open_job_store", "postgres_saver", "run_worker"]
 
@@ -106,23 +108,10 @@ class WorkerConfig:
 
 
 def open_job_store(url: str) -> JobStore:
-    """The shared job store at ``url`` (``postgresql://...``)."""
-    if url.startswith("sqlite:"):  # TEMPORARY until online-pg lands
-        from ariadne_lc.distributed._shim import ShimJobStore
-
-        return ShimJobStore(url.removeprefix("sqlite:"))
-    if not url.startswith(("postgresql://", "postgres://")):
+    """The shared job store at ``url`` (``postgresql://...``; workers on many hosts share it)."""
+    if not is_postgres_dsn(url):
         raise ConfigurationError(f"--jobs must be a postgresql:// URL (workers on many hosts share it), got {url!r}")
-    try:
-        from ariadne_lc.online import PostgresJobStore  # type: ignore[attr-defined]
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise ConfigurationError(f"this installation has no Postgres job store: {exc}") from None
-    store: JobStore = PostgresJobStore(url)
-    return store
-
-
-def _db(url: str) -> str:  # TEMPORARY until online-pg lands
-    return os.environ["ARIADNE_SHIM_PG"] if url.startswith("sqlite:") else url
+    return online_job_store(url)
 
 
 def postgres_saver(url: str, *, max_size: int) -> tuple[Any, Any]:
@@ -198,12 +187,12 @@ class WorkerProcess:
 
     def _build(self) -> AuditWorker:
         c = self.config
-        saver, saver_pool = postgres_saver(c.checkpointer_url or _db(c.jobs_url), max_size=c.concurrency + 2)
+        saver, saver_pool = postgres_saver(c.checkpointer_url or c.jobs_url, max_size=c.concurrency + 2)
         self._closers.append(saver_pool)
         graph = load_graph(c.graph, saver)
         jobs = open_job_store(c.jobs_url)
         self._closers.append(jobs)
-        pool = open_pool(_db(c.jobs_url), name="ariadne-worker", max_size=2)
+        pool = open_pool(c.jobs_url, name="ariadne-worker", max_size=2)
         self._closers.append(pool)
         limits = None
         if c.max_audits_per_minute is not None or c.max_model_calls_per_hour is not None:
@@ -242,7 +231,7 @@ class WorkerProcess:
 
 def _sweeper(config: WorkerConfig, app: Any) -> tuple[Sweeper, list[Any]]:
     jobs = open_job_store(config.jobs_url)
-    pool = open_pool(_db(config.jobs_url), name="ariadne-sweeper", max_size=3)  # the election holds one
+    pool = open_pool(config.jobs_url, name="ariadne-sweeper", max_size=3)  # the election holds one
     log = DispatchLog(pool)
     sweeper = Sweeper(
         jobs,

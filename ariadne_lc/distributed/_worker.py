@@ -39,14 +39,15 @@ from typing import Any, TypeVar
 from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
 
-from ariadne_lc._results import AuditResult
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._limits import FleetLimits
 from ariadne_lc.errors import ConfigurationError, StoreError, TraceError
 from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, Job, JobState, JobStore, retryable_error
 from ariadne_lc.online._jobs import new_owner, owner_alive
+from ariadne_lc.online._worker import failed_result
 from ariadne_lc.otel import audit_span_attributes
+from ariadne_lc.records import AuditResult
 from ariadne_lc.semconv import ARIADNE_SAMPLE_RATE
 
 __all__ = ["METER_NAME", "OUTCOMES", "AuditWorker", "register_audit_task"]
@@ -202,7 +203,7 @@ class AuditWorker:
     def _attempt(self, job: Job) -> str:
         if job.attempts > self.max_attempts:  # earlier attempts' workers died mid-audit
             gave_up = f"gave up after {self.max_attempts} attempts; the last one: {job.error or 'its worker died'}"
-            return self._commit(job, "failed", [AuditResult.unauditable(job.trace, gave_up)], gave_up, 0.0)
+            return self._commit(job, "failed", [failed_result(job.trace, gave_up)], gave_up, 0.0)
         if self.limits is not None:
             wait = self.limits.acquire(job.job_id, job.attempts)
             if wait > 0:
@@ -213,15 +214,16 @@ class AuditWorker:
         started = time.perf_counter()
         results: list[AuditResult] = []
         error: str | None = None
+        error_type: str | None = None
         final = False
         try:
             results = self._audit(job)
         except _Timeout:
-            error = f"TimeoutError: the audit took longer than {self.audit_timeout:g} s"
+            error, error_type = f"TimeoutError: the audit took longer than {self.audit_timeout:g} s", "TimeoutError"
         except (TraceError, ConfigurationError) as exc:
-            error, final = f"{type(exc).__name__}: {exc}", True
+            error, error_type, final = f"{type(exc).__name__}: {exc}", type(exc).__name__, True
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error, error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
             logger.warning("ariadne distributed: audit of job %s raised (attempt %d)", job.job_id, job.attempts)
         else:
             error = retryable_error(results)
@@ -241,7 +243,8 @@ class AuditWorker:
             logger.warning(
                 "ariadne distributed: job %s failed after %d attempt(s): %s", job.job_id, job.attempts, error
             )
-            return self._commit(job, "failed", results or [AuditResult.unauditable(job.trace, error)], error, duration)
+            fallback = [failed_result(job.trace, error, error_type)]
+            return self._commit(job, "failed", results or fallback, error, duration)
         return self._commit(job, "retry", results, error, duration)
 
     def _audit(self, job: Job) -> list[AuditResult]:

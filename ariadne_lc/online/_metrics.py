@@ -14,6 +14,10 @@ Instruments (meter ``ariadne_lc.online``; every point carries ``ariadne.online.n
 - ``ariadne.online.dropped`` {run}: sampled runs refused, ``ariadne.online.drop_reason`` =
   ``queue_full`` or ``shut_down``;
 - ``ariadne.online.persisted`` {job}: jobs committed to the job store (acknowledged);
+- ``ariadne.online.dispatched`` {job}: committed jobs handed to the dispatcher (a broker);
+- ``ariadne.online.dispatch_errors`` {call}: dispatcher calls that raised (their jobs stay pending);
+- ``ariadne.online.undispatched`` {job}: jobs whose dispatch failed and that were not kept to be
+  offered again (the retry list was full): only ``claim``-polling workers will find them;
 - ``ariadne.online.audited`` / ``ariadne.online.failed`` {job}: jobs this process finished;
 - ``ariadne.online.retried`` {job}: attempts that failed and were scheduled again;
 - ``ariadne.online.model_calls`` {call}: model calls spent by this process's audits;
@@ -73,6 +77,12 @@ class OnlineStats:
     """Attempts that failed and were scheduled again."""
     superseded: int = 0
     """Attempts whose results were discarded because their claim had been lost (lease expired)."""
+    dispatched: int = 0
+    """Committed jobs handed to the dispatcher."""
+    dispatch_errors: int = 0
+    """Dispatcher calls that raised; their jobs stay pending in the store and are offered again."""
+    undispatched: int = 0
+    """Jobs whose dispatch failed and that were not kept to be offered again (the list was full)."""
     model_calls: int = 0
     """Model calls spent by this process's audits."""
     errors: int = 0
@@ -88,6 +98,9 @@ _COUNTERS: Final = (
     ("rate_limited", "{run}", "Sampled runs skipped by the audits-per-minute rate limit"),
     ("over_budget", "{run}", "Sampled runs skipped by the model-calls-per-hour budget"),
     ("persisted", "{job}", "Audit jobs committed to the job store"),
+    ("dispatched", "{job}", "Committed audit jobs handed to the dispatcher"),
+    ("dispatch_errors", "{call}", "Dispatcher calls that raised (their jobs stay pending)"),
+    ("undispatched", "{job}", "Jobs whose failed dispatch will not be offered again"),
     ("audited", "{job}", "Audit jobs finished as done"),
     ("failed", "{job}", "Audit jobs finished as failed"),
     ("retried", "{job}", "Audit attempts that failed and were scheduled again"),

@@ -162,6 +162,12 @@ class Sampler:
 class RateLimiter:
     """A token bucket: ``per_minute`` audits a minute on average, bursts of up to ``burst``.
 
+    Alone it limits one process. Fed the fleet's count (:meth:`observe_fleet`, from
+    :meth:`JobStore.added_since <ariadne_lc.online.JobStore.added_since>` over the last minute, as
+    the persister does every tick) it also holds the limit across every process sharing the job
+    store: a token is only given while the fleet's jobs of the last minute, plus those this process
+    accepted since that count, stay under ``per_minute``.
+
     Args:
         per_minute: Refill rate, audits per minute (> 0).
         burst: Bucket capacity; default a tenth of a minute's worth, at least 1.
@@ -174,34 +180,53 @@ class RateLimiter:
         capacity = max(1.0, per_minute / 10) if burst is None else burst
         if capacity < 1:
             raise ConfigurationError(f"the rate limit's burst must be at least 1, got {burst!r}")
+        self.per_minute = float(per_minute)
         self.per_second = per_minute / 60.0
         self.capacity = float(capacity)
         self._clock = clock
         self._tokens = self.capacity
         self._at = clock()
+        self._fleet: int | None = None
+        self._since_fleet = 0
+        self._lock = threading.Lock()
 
     def try_acquire(self) -> bool:
-        """Take a token if one is there (call under the caller's lock)."""
-        now = self._clock()
-        self._tokens = min(self.capacity, self._tokens + (now - self._at) * self.per_second)
-        self._at = now
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            return True
-        return False
+        """Take a token if one is there."""
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self.capacity, self._tokens + (now - self._at) * self.per_second)
+            self._at = now
+            if self._fleet is not None and self._fleet + self._since_fleet + 1 > self.per_minute:
+                return False
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                self._since_fleet += 1
+                return True
+            return False
 
     def refund(self) -> None:
         """Give back a token taken for a run that was then dropped."""
-        self._tokens = min(self.capacity, self._tokens + 1.0)
+        with self._lock:
+            self._tokens = min(self.capacity, self._tokens + 1.0)
+            self._since_fleet = max(0, self._since_fleet - 1)
+
+    def observe_fleet(self, added_last_minute: int) -> None:
+        """Jobs created in the last minute by every process sharing the job store (this one's
+        committed jobs included): from now on the fleet-wide count bounds the tokens too."""
+        with self._lock:
+            self._fleet = max(0, int(added_last_minute))
+            self._since_fleet = 0
 
 
 class Budget:
     """Model calls an hour that audits may spend, checked before a run is accepted.
 
     Spent calls come from :attr:`AuditResult.model_calls <ariadne_lc.AuditResult.model_calls>` of
-    audits finished in the last hour (refreshed from the job store, so audits done by other
-    processes on the same store count too). Accepted jobs not yet finished are reserved at the
-    running mean of calls per job, so a burst cannot overshoot the budget by the whole backlog.
+    audits finished in the last hour: :meth:`refresh` sets them from the job store (so audits done by
+    other processes on the same store count too), :meth:`record` adds this process's as they finish.
+    Accepted jobs not yet finished are reserved at the running mean of calls per job, so a burst
+    cannot overshoot the budget by the whole backlog. The budget owns its numbers and their lock:
+    every method may be called from any thread.
 
     Args:
         per_hour: Model calls an hour (> 0).
@@ -212,24 +237,42 @@ class Budget:
         if isinstance(per_hour, bool) or not isinstance(per_hour, int) or per_hour < 1:
             raise ConfigurationError(f"max_model_calls_per_hour must be a positive int, got {per_hour!r}")
         self.per_hour = per_hour
-        self.spent = 0
-        """Calls spent in the last hour, as of the last refresh."""
+        self._spent = 0
         self._calls = 0
         self._jobs = 0
         self._initial = max(0.0, initial_estimate)
         self._lock = threading.Lock()
 
     @property
+    def spent(self) -> int:
+        """Calls spent in the last hour, as of the last refresh plus those recorded since."""
+        with self._lock:
+            return self._spent
+
+    @property
     def estimate(self) -> float:
         """Expected model calls of one job."""
+        with self._lock:
+            return self._estimate()
+
+    def _estimate(self) -> float:
         return self._calls / self._jobs if self._jobs else self._initial
 
-    def observe(self, calls: int) -> None:
-        """Learn from one finished job."""
+    def refresh(self, spent_last_hour: int) -> None:
+        """Set the calls spent in the last hour (counted by the job store, fleet-wide)."""
         with self._lock:
-            self._calls += calls
-            self._jobs += 1
+            self._spent = max(0, int(spent_last_hour))
+
+    def record(self, calls: int, *, finished: bool = True) -> None:
+        """Count an attempt's calls as spent; a ``finished`` job also teaches the per-job estimate
+        (an attempt whose results were discarded spent its calls but says nothing about a job)."""
+        with self._lock:
+            self._spent += calls
+            if finished:
+                self._calls += calls
+                self._jobs += 1
 
     def exhausted(self, outstanding: int) -> bool:
         """Whether accepting one more job could exceed the budget."""
-        return self.spent + (outstanding + 1) * self.estimate > self.per_hour
+        with self._lock:
+            return self._spent + (outstanding + 1) * self._estimate() > self.per_hour

@@ -34,7 +34,17 @@ from functools import partial
 from typing import Any, Literal, TypeVar
 
 from ariadne_lc.audit import Auditor, StepSelector
-from ariadne_lc.errors import ConfigurationError, StoreError, TraceError
+from ariadne_lc.errors import (
+    ConfigurationError,
+    CriticError,
+    NoCheckpointerError,
+    NotReplayableError,
+    ReplayDidNotFinishError,
+    ReplayError,
+    StoreError,
+    TraceError,
+    error_class,
+)
 from ariadne_lc.online._jobs import Job, JobStore
 from ariadne_lc.otel import audit_span_attributes
 from ariadne_lc.records import AuditResult
@@ -49,6 +59,7 @@ __all__ = [
     "backoff_delay",
     "failed_result",
     "retryable_error",
+    "retryable_type",
 ]
 
 logger = logging.getLogger("ariadne_lc.online")
@@ -57,6 +68,8 @@ ATTR_JOB_ID = "ariadne.online.job_id"
 ATTR_ATTEMPT = "ariadne.online.attempt"
 
 T = TypeVar("T")
+_RETRYABLE: tuple[type[BaseException], ...] = (ReplayError, CriticError, TimeoutError, ConnectionError)
+_FINAL: tuple[type[BaseException], ...] = (NoCheckpointerError, NotReplayableError, ReplayDidNotFinishError, TraceError)
 OutcomeKind = Literal["done", "retry", "failed", "superseded"]
 
 
@@ -72,18 +85,33 @@ class Outcome:
 
 
 def retryable_error(results: Sequence[AuditResult]) -> str | None:
-    """The error of the first result whose replay failed because the replayed graph raised (a model
-    or network error a retry may fix), else ``None``. Other failed results (no checkpoint to fork,
-    turn limit, no answer) are final: retrying would fail the same way."""
+    """The error of the first failed result that a retry may fix, else ``None``; decided by the
+    result's :attr:`~ariadne_lc.records.AuditResult.error_type`, never by its message.
+
+    Retryable: a :class:`~ariadne_lc.errors.ReplayError` (the replayed graph raised: a model or
+    network error) or a :class:`~ariadne_lc.errors.CriticError` (the critic's model failed), and
+    timeouts and connection errors. Final, as a retry would fail the same way: the replay errors that
+    describe the history (:class:`~ariadne_lc.errors.NoCheckpointerError`,
+    :class:`~ariadne_lc.errors.NotReplayableError`, :class:`~ariadne_lc.errors.ReplayDidNotFinishError`),
+    trace errors, and any type this package does not know.
+    """
     for result in results:
-        if result.status == "failed" and (result.error or "").startswith("ReplayError:"):
-            return result.error
+        if result.status == "failed" and retryable_type(result.error_type):
+            return result.error or result.error_type
     return None
 
 
-def failed_result(trace: Trace, error: str) -> AuditResult:
-    """A result that records why a trace could not be audited at all."""
-    return AuditResult.unauditable(trace, error)
+def retryable_type(error_type: str | None) -> bool:
+    """Whether an error of the class named ``error_type`` may go away on a retry (see :func:`retryable_error`)."""
+    cls = error_class(error_type)
+    if cls is None or issubclass(cls, _FINAL):
+        return False
+    return issubclass(cls, _RETRYABLE)
+
+
+def failed_result(trace: Trace, error: str, error_type: str | None = None) -> AuditResult:
+    """A result that records why a trace could not be audited at all (``error_type``: the class name)."""
+    return AuditResult.unauditable(trace, error, error_type=error_type)
 
 
 def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
@@ -115,6 +143,7 @@ class AuditEngine:
         on_outcome: Callable[[Outcome], None],
         on_finished: Callable[[], None],
         commit_lock: threading.Lock,
+        on_committed: Callable[[Job, Sequence[AuditResult]], None] | None = None,
     ) -> None:
         self.jobs = jobs
         self.auditor = auditor
@@ -132,6 +161,7 @@ class AuditEngine:
         self.on_outcome = on_outcome
         self.on_finished = on_finished
         self.commit_lock = commit_lock
+        self.on_committed = on_committed
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._changed: asyncio.Event | None = None
@@ -253,6 +283,7 @@ class AuditEngine:
 
     async def _process(self, job: Job) -> None:
         error: str | None
+        error_type: str | None = None
         if job.attempts > self.max_attempts:  # the previous attempts' workers died mid-audit
             error = f"gave up after {self.max_attempts} attempts; the last one: {job.error or 'its worker died'}"
             await self._settle(job, "failed", [failed_result(job.trace, error)], error, 0.0)
@@ -263,11 +294,11 @@ class AuditEngine:
         try:
             results = await asyncio.wait_for(self._audit(job), self.audit_timeout)
         except TimeoutError:
-            error = f"TimeoutError: the audit took longer than {self.audit_timeout:g} s"
+            error, error_type = f"TimeoutError: the audit took longer than {self.audit_timeout:g} s", "TimeoutError"
         except (TraceError, ConfigurationError) as exc:
-            error, final = f"{type(exc).__name__}: {exc}", True
+            error, error_type, final = f"{type(exc).__name__}: {exc}", type(exc).__name__, True
         except Exception as exc:
-            error = f"{type(exc).__name__}: {exc}"
+            error, error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
             logger.warning(
                 "ariadne online: audit of job %s raised (attempt %d)", job.job_id, job.attempts, exc_info=True
             )
@@ -280,7 +311,7 @@ class AuditEngine:
             await self._settle(job, "done", results, None, duration)
         elif final or job.attempts >= self.max_attempts:
             logger.warning("ariadne online: job %s failed after %d attempt(s): %s", job.job_id, job.attempts, error)
-            await self._settle(job, "failed", results or [failed_result(job.trace, error)], error, duration)
+            await self._settle(job, "failed", results or [failed_result(job.trace, error, error_type)], error, duration)
         else:
             logger.warning("ariadne online: job %s attempt %d failed, will retry: %s", job.job_id, job.attempts, error)
             await self._settle(job, "retry", results, error, duration)
@@ -327,6 +358,8 @@ class AuditEngine:
             # active set) its lease expires and a worker takes it again.
             logger.exception("ariadne online: could not record the outcome of job %s", job.job_id)
             kept = False
+        if kept and kind != "retry" and self.on_committed is not None:
+            self.on_committed(job, results)  # after the commit: the job store holds the record of truth
         self.on_outcome(Outcome(job, kind if kept else "superseded", calls, duration, error))
 
 

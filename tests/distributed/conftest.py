@@ -32,8 +32,8 @@ def queue() -> Iterator[str]:
 
 
 @pytest.fixture
-def jobs_url(db: str, tmp_path: Path) -> str:
-    return f"sqlite:{tmp_path / 'jobs.db'}"  # TEMPORARY until online-pg lands: then `db`
+def jobs_url(db: str) -> str:
+    return db
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def make_workers(tmp_path: Path, jobs_url: str, queue: str, db: str) -> Iterator
     made: list[Workers] = []
 
     def make(replay_delay: float = 0.5, **env: str) -> Workers:
-        w = Workers(tmp_path, jobs_url, queue, replay_delay=replay_delay, env={"ARIADNE_SHIM_PG": db, **env})
+        w = Workers(tmp_path, jobs_url, queue, replay_delay=replay_delay, env=env)
         made.append(w)
         return w
 

@@ -11,9 +11,7 @@ from tests.distributed.fleet import Serving, wait_until
 
 
 def add(jobs: Any, traces: list[Any]) -> list[str]:
-    ids: list[str] = (
-        jobs.add_ids(traces, sample_rate=1.0) if hasattr(jobs, "add_ids") else jobs.add(traces, sample_rate=1.0)
-    )
+    ids: list[str] = jobs.add(traces, sample_rate=1.0)
     return ids
 
 

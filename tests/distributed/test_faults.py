@@ -21,9 +21,7 @@ from tests.distributed.fleet import Serving, queue_depth, terminate_connections,
 
 
 def add(jobs: Any, traces: list[Any]) -> list[str]:
-    ids: list[str] = (
-        jobs.add_ids(traces, sample_rate=1.0) if hasattr(jobs, "add_ids") else jobs.add(traces, sample_rate=1.0)
-    )
+    ids: list[str] = jobs.add(traces, sample_rate=1.0)
     return ids
 
 

@@ -1,9 +1,12 @@
-"""Conformance tests of the job store: the state machine, claim tokens, leases, exactly-once results."""
+"""One conformance suite for every job store: the state machine, claim tokens, leases, exactly-once
+results, the fleet counts. Run against the in-memory reference, SQLite (a file and ``:memory:``)
+and PostgreSQL (the real server)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,14 +14,22 @@ from pathlib import Path
 import pytest
 
 from ariadne_lc import AuditResult, StoreError
-from ariadne_lc.online import JobState, JobStore, SQLiteJobStore
+from ariadne_lc.online import InMemoryJobStore, JobState, JobStore, PostgresJobStore, SQLiteJobStore, open_job_store
 from ariadne_lc.online._jobs import new_owner, owner_alive
 from tests.online.support import synthetic_trace
 
+BACKENDS = ["memory", "sqlite-file", "sqlite-memory", "postgres"]
 
-@pytest.fixture(params=["file", "memory"])
-def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteJobStore]:
-    store = SQLiteJobStore(tmp_path / "jobs.db" if request.param == "file" else ":memory:")
+
+@pytest.fixture(params=BACKENDS)
+def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[JobStore]:
+    store: JobStore
+    if request.param == "memory":
+        store = InMemoryJobStore()
+    elif request.param == "postgres":
+        store = PostgresJobStore(request.getfixturevalue("postgres_dsn"))
+    else:
+        store = SQLiteJobStore(tmp_path / "jobs.db" if request.param == "sqlite-file" else ":memory:")
     yield store
     store.close()
 
@@ -35,32 +46,35 @@ def _result(trace_id: str, kind: str = "logic_flip", calls: int = 1) -> AuditRes
     )
 
 
-def test_is_a_job_store(jobs: SQLiteJobStore) -> None:
+def test_is_a_job_store(jobs: JobStore) -> None:
     assert isinstance(jobs, JobStore)
 
 
-def test_add_is_idempotent_per_trace(jobs: SQLiteJobStore) -> None:
-    a = synthetic_trace("a", query="q", steps=(), tags=("x",), metadata={"user_id": "u"})
-    assert jobs.add([a, synthetic_trace("b")], sample_rate=0.1) == 2
-    assert jobs.add([synthetic_trace("b"), synthetic_trace("c")], sample_rate=0.1) == 1
+def test_add_is_idempotent_per_trace_and_returns_the_new_ids(jobs: JobStore) -> None:
+    a = synthetic_trace("a", query="q — ünïcode", steps=(), tags=("x",), metadata={"user_id": "u", "n": [1, 2.5]})
+    assert jobs.add([a, synthetic_trace("b")], sample_rate=0.1) == ["a", "b"]
+    assert jobs.add([synthetic_trace("c"), synthetic_trace("b"), synthetic_trace("c")], sample_rate=0.1) == ["c"]
+    assert jobs.add([], sample_rate=None) == []
     assert [j.job_id for j in jobs.list_jobs()] == ["a", "b", "c"]
     assert jobs.counts()[JobState.PENDING] == 3 and jobs.unfinished() == 3
     job = jobs.get("a")
-    assert job.trace == a and job.sample_rate == 0.1 and job.attempts == 0
+    assert job.trace == a and job.sample_rate == 0.1 and job.attempts == 0 and job.state is JobState.PENDING
+    assert job.next_attempt_at <= time.time()
     with pytest.raises(StoreError, match="no job"):
         jobs.get("zzz")
 
 
-def test_claims_are_fifo_and_counted(jobs: SQLiteJobStore) -> None:
+def test_claims_are_fifo_and_counted(jobs: JobStore) -> None:
     jobs.add([synthetic_trace(x) for x in "abc"], sample_rate=None)
     claimed = [jobs.claim("w", lease=60) for _ in range(4)]
     assert [j.job_id if j else None for j in claimed] == ["a", "b", "c", None]
     assert all(j is not None and j.state is JobState.RUNNING and j.attempts == 1 for j in claimed[:3])
     assert len({j.claim for j in claimed if j}) == 3
-    assert jobs.unfinished() == 3 and jobs.max_seq() == 3
+    assert jobs.unfinished() == 3 and jobs.max_seq() >= 3
+    assert jobs.counts() == {JobState.PENDING: 0, JobState.RUNNING: 3, JobState.DONE: 0, JobState.FAILED: 0}
 
 
-def test_results_are_stored_exactly_once(jobs: SQLiteJobStore) -> None:
+def test_results_are_stored_exactly_once(jobs: JobStore) -> None:
     jobs.add([synthetic_trace("a")], sample_rate=None)
     job = jobs.claim("w", lease=60)
     assert job is not None
@@ -71,24 +85,42 @@ def test_results_are_stored_exactly_once(jobs: SQLiteJobStore) -> None:
     assert not jobs.fail(job, "late", results, model_calls=2)
     stored = jobs.list_results(trace_id="a")
     assert [r.result_id for r in stored] == ["a:0:logic_flip", "a:0:premise_negation"]
+    assert stored[0].model_copy(update={"result_id": results[0].result_id}) == results[0]
     assert jobs.get("a").state is JobState.DONE and jobs.unfinished() == 0
     assert jobs.model_calls_since(time.time() - 60) == 2
+    assert jobs.model_calls_since(time.time() + 60) == 0
+    assert jobs.list_results(trace_id="other") == []
 
 
-def test_retry_waits_for_its_backoff(jobs: SQLiteJobStore) -> None:
+def test_fail_stores_the_error_with_its_results(jobs: JobStore) -> None:
+    jobs.add([synthetic_trace("a"), synthetic_trace("b")], sample_rate=None)
+    a = jobs.claim("w", lease=60)
+    assert a is not None
+    assert jobs.fail(a, "TraceError: no thought", [_result("a")], model_calls=0)
+    failed = jobs.get("a")
+    assert failed.state is JobState.FAILED and failed.error == "TraceError: no thought" and failed.claim is None
+    assert [r.trace_id for r in jobs.list_results()] == ["a"]
+    assert [j.job_id for j in jobs.list_jobs(state=JobState.FAILED)] == ["a"]
+    assert jobs.unfinished() == 1 and jobs.unfinished(up_to_seq=a.seq) == 0
+
+
+def test_retry_waits_for_its_backoff(jobs: JobStore) -> None:
     jobs.add([synthetic_trace("a")], sample_rate=None)
     job = jobs.claim("w", lease=60)
     assert job is not None
     assert jobs.retry(job, "ReplayError: overloaded", delay=30, model_calls=1)
     assert jobs.claim("w", lease=60) is None
+    assert jobs.claim_job("a", "w", lease=60) is None  # backing off
     due = jobs.next_due()
     assert due is not None and due > time.time() + 20
     pending = jobs.get("a")
     assert pending.state is JobState.PENDING and pending.error == "ReplayError: overloaded"
+    assert pending.next_attempt_at == pytest.approx(due)
     assert not jobs.retry(job, "again", delay=0, model_calls=0)  # the claim is gone
+    assert jobs.model_calls_since(time.time() - 60) == 1
 
 
-def test_an_expired_lease_moves_the_job_and_voids_the_old_claim(jobs: SQLiteJobStore) -> None:
+def test_an_expired_lease_moves_the_job_and_voids_the_old_claim(jobs: JobStore) -> None:
     jobs.add([synthetic_trace("a")], sample_rate=None)
     first = jobs.claim("w1", lease=0.05)
     assert first is not None
@@ -102,26 +134,51 @@ def test_an_expired_lease_moves_the_job_and_voids_the_old_claim(jobs: SQLiteJobS
     assert len(jobs.list_results()) == 1
 
 
-def test_heartbeat_keeps_a_lease(jobs: SQLiteJobStore) -> None:
+def test_claim_job_takes_one_named_job(jobs: JobStore) -> None:
+    jobs.add([synthetic_trace(x) for x in "abc"], sample_rate=0.5)
+    b = jobs.claim_job("b", "w1", lease=60)
+    assert b is not None and b.job_id == "b" and b.state is JobState.RUNNING and b.attempts == 1 and b.claim
+    assert b.sample_rate == 0.5 and b.owner == "w1"
+    assert jobs.claim_job("b", "w2", lease=60) is None  # held by a live claim
+    assert jobs.complete(b, [_result("b")], model_calls=1)
+    assert jobs.claim_job("b", "w2", lease=60) is None  # done
+    a = jobs.claim("w1", lease=60)
+    assert a is not None and a.job_id == "a"  # claim() skipped the taken job, not its elders
+    assert jobs.fail(a, "final", [], model_calls=0)
+    assert jobs.claim_job("a", "w2", lease=60) is None  # failed
+    c = jobs.claim_job("c", "w1", lease=0.05)
+    assert c is not None
+    time.sleep(0.1)
+    again = jobs.claim_job("c", "w2", lease=60)  # its lease expired: the worker is presumed dead
+    assert again is not None and again.attempts == 2 and again.error is not None and "lease of w1" in again.error
+    assert not jobs.complete(c, [_result("c")], model_calls=1)
+    with pytest.raises(StoreError, match="no job"):
+        jobs.claim_job("zzz", "w", lease=60)
+
+
+def test_heartbeat_keeps_a_lease(jobs: JobStore) -> None:
     jobs.add([synthetic_trace("a")], sample_rate=None)
-    job = jobs.claim("w1", lease=0.2)
+    job = jobs.claim("w1", lease=0.3)
     assert job is not None and job.claim is not None
     for _ in range(3):
-        time.sleep(0.1)
-        assert jobs.heartbeat([job.claim], lease=0.2) == 1
+        time.sleep(0.15)
+        assert jobs.heartbeat([job.claim], lease=0.3) == 1
     assert jobs.claim("w2", lease=60) is None
+    assert jobs.heartbeat([], lease=1) == 0 and jobs.heartbeat(["unknown"], lease=1) == 0
 
 
-def test_release_hands_back_without_counting_the_attempt(jobs: SQLiteJobStore) -> None:
+def test_release_hands_back_without_counting_the_attempt(jobs: JobStore) -> None:
     jobs.add([synthetic_trace("a"), synthetic_trace("b")], sample_rate=None)
     a, b = jobs.claim("w", lease=60), jobs.claim("w", lease=60)
     assert a is not None and b is not None and a.claim and b.claim
     assert jobs.release([a.claim, b.claim]) == 2
+    assert jobs.release([]) == 0
     again = jobs.claim("w", lease=60)
     assert again is not None and again.job_id == "a" and again.attempts == 1
+    assert not jobs.complete(a, [], model_calls=0)  # a released claim is void
 
 
-def test_reclaim_frees_the_jobs_of_dead_workers(jobs: SQLiteJobStore) -> None:
+def test_reclaim_frees_the_jobs_of_dead_workers(jobs: JobStore) -> None:
     jobs.add([synthetic_trace(x) for x in "abc"], sample_rate=None)
     for owner in ("dead", "alive", "dead"):
         assert jobs.claim(owner, lease=600) is not None
@@ -129,6 +186,47 @@ def test_reclaim_frees_the_jobs_of_dead_workers(jobs: SQLiteJobStore) -> None:
     assert [j.job_id for j in jobs.list_jobs(state=JobState.PENDING)] == ["a", "c"]
     assert jobs.get("a").error == "the worker dead died during attempt 1"
     assert jobs.claim("x", lease=60) is not None
+    assert jobs.reclaim(lambda owner: True) == 0
+
+
+def test_fleet_counts(jobs: JobStore) -> None:
+    before = time.time() - 1
+    assert jobs.added_since(before) == 0 and jobs.next_due() is None and jobs.max_seq() == 0
+    jobs.add([synthetic_trace(x) for x in "ab"], sample_rate=None)
+    assert jobs.added_since(before) == 2 and jobs.added_since(time.time() + 60) == 0
+    due = jobs.next_due()
+    assert due is not None and due <= time.time()
+
+
+def test_concurrent_claims_from_threads_never_share_a_job(jobs: JobStore) -> None:
+    jobs.add([synthetic_trace(f"j{i}") for i in range(40)], sample_rate=None)
+    taken: list[str] = []
+    lock = threading.Lock()
+
+    def work(owner: str) -> None:
+        while (job := jobs.claim(owner, lease=60)) is not None:
+            assert jobs.complete(job, [_result(job.job_id)], model_calls=1)
+            with lock:
+                taken.append(job.job_id)
+
+    threads = [threading.Thread(target=work, args=(f"w{k}",)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(taken) == sorted(f"j{i}" for i in range(40))
+    assert len(jobs.list_results()) == 40 and jobs.unfinished() == 0
+
+
+def test_open_job_store_reads_paths_and_uris(tmp_path: Path, postgres_dsn: str) -> None:
+    memory = InMemoryJobStore()
+    assert open_job_store(memory) is memory
+    sqlite = open_job_store(tmp_path / "j.db")
+    assert isinstance(sqlite, SQLiteJobStore)
+    sqlite.close()
+    pg = open_job_store(postgres_dsn)
+    assert isinstance(pg, PostgresJobStore)
+    pg.close()
 
 
 def test_owner_alive_detects_a_dead_process() -> None:

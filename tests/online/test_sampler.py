@@ -99,13 +99,27 @@ def test_budget_reserves_the_backlog() -> None:
     budget = Budget(10, initial_estimate=1.0)
     assert not budget.exhausted(outstanding=8)
     assert budget.exhausted(outstanding=10)  # 11 jobs x 1 call > 10
-    budget.observe(2)
-    budget.observe(2)
-    assert budget.estimate == 2.0
-    assert budget.exhausted(outstanding=5)
-    budget.spent = 4
+    budget.record(2)
+    budget.record(2)
+    assert budget.estimate == 2.0 and budget.spent == 4
     assert not budget.exhausted(outstanding=2)
     assert budget.exhausted(outstanding=3)
+    budget.record(3, finished=False)  # a superseded attempt: spent, but it teaches nothing about a job
+    assert budget.spent == 7 and budget.estimate == 2.0
+    budget.refresh(0)  # the store's count of the last hour (fleet-wide) replaces the local sum
+    assert budget.spent == 0 and not budget.exhausted(outstanding=4)
+    assert budget.exhausted(outstanding=5)
+
+
+def test_the_rate_limit_holds_across_the_fleet() -> None:
+    now = [0.0]
+    limiter = RateLimiter(10, burst=10, clock=lambda: now[0])
+    limiter.observe_fleet(7)  # other processes added 7 jobs in the last minute
+    assert [limiter.try_acquire() for _ in range(4)] == [True, True, True, False]
+    limiter.refund()
+    assert limiter.try_acquire()
+    limiter.observe_fleet(2)  # the next count (this process's committed jobs included)
+    assert sum(limiter.try_acquire() for _ in range(20)) == 7  # 7 tokens left in the bucket, 8 under the cap
 
 
 def test_bad_settings_fail_early() -> None:

@@ -1,9 +1,9 @@
-"""One conformance suite, run against every store backend."""
+"""One conformance suite, run against every store backend: in memory, SQLite, PostgreSQL (the real server)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,11 +19,13 @@ from ariadne_lc import (
     SQLiteResultStore,
     SQLiteTraceStore,
     Step,
+    StoreError,
     ToolCall,
     Trace,
     TraceNotFoundError,
     TraceStore,
 )
+from ariadne_lc.store import PostgresResultStore, PostgresTraceStore
 from ariadne_lc.trace import CheckpointRef
 
 
@@ -51,15 +53,32 @@ def _trace(i: int, thread: str = "t") -> Trace:
     )
 
 
-TRACE_STORES: dict[str, Callable[[Path], Any]] = {
-    "memory": lambda p: InMemoryTraceStore(),
-    "sqlite": lambda p: SQLiteTraceStore(p / "traces.db"),
-}
+BACKENDS = ["memory", "sqlite", "postgres"]
 
 
-@pytest.fixture(params=list(TRACE_STORES))
-def trace_store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    return TRACE_STORES[request.param](tmp_path)
+def _open(kind: str, backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if backend == "memory":
+        return InMemoryTraceStore() if kind == "trace" else InMemoryResultStore()
+    if backend == "sqlite":
+        return SQLiteTraceStore(tmp_path / "t.db") if kind == "trace" else SQLiteResultStore(tmp_path / "r.db")
+    dsn = request.getfixturevalue("postgres_dsn")
+    return PostgresTraceStore(dsn) if kind == "trace" else PostgresResultStore(dsn)
+
+
+@pytest.fixture(params=BACKENDS)
+def trace_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    store = _open("trace", request.param, request, tmp_path)
+    yield store
+    if hasattr(store, "close"):
+        store.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def result_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    store = _open("result", request.param, request, tmp_path)
+    yield store
+    if hasattr(store, "close"):
+        store.close()
 
 
 def test_trace_json_round_trip() -> None:
@@ -109,9 +128,8 @@ def test_sqlite_store_persists(tmp_path: Path) -> None:
     assert SQLiteTraceStore(tmp_path / "p.db").get("tr-1") == _trace(1)
 
 
-@pytest.mark.parametrize("make", [lambda p: InMemoryResultStore(), lambda p: SQLiteResultStore(p / "r.db")])
-def test_result_store_conformance(make: Callable[[Path], Any], tmp_path: Path) -> None:
-    store = make(tmp_path)
+def test_result_store_conformance(result_store: Any) -> None:
+    store = result_store
     assert isinstance(store, ResultStore)
     results = [
         AuditResult(
@@ -130,3 +148,34 @@ def test_result_store_conformance(make: Callable[[Path], Any], tmp_path: Path) -
         store.put_result(r)
     assert store.list_results() == results
     assert store.list_results(trace_id="tr-1") == [results[1], results[3]]
+    replaced = results[1].model_copy(update={"label": "violation", "phi": 0.9})
+    store.put_result(replaced)  # same id: replaced in place, its position kept
+    assert store.list_results() == [results[0], replaced, results[2], results[3]]
+    assert store.list_results(trace_id="nope") == []
+
+
+def test_postgres_stores_share_a_database_and_persist(postgres_dsn: str) -> None:
+    traces, results = PostgresTraceStore(postgres_dsn), PostgresResultStore(postgres_dsn)
+    traces.put(_trace(1))
+    traces.close()
+    results.close()
+    again = PostgresTraceStore(postgres_dsn)  # the schema exists: created once, versioned
+    assert again.get("tr-1") == _trace(1)
+    again.close()
+
+
+def test_postgres_schema_is_versioned(postgres_dsn: str) -> None:
+    import psycopg
+
+    PostgresTraceStore(postgres_dsn).close()
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        versions = dict(conn.execute("SELECT component, version FROM ariadne_schema_versions").fetchall())
+        assert versions == {"ariadne_traces": 1}
+        conn.execute("UPDATE ariadne_schema_versions SET version = 99")
+    with pytest.raises(StoreError, match="schema version 99, newer than"):
+        PostgresTraceStore(postgres_dsn)
+
+
+def test_postgres_store_names_an_unreachable_server() -> None:
+    with pytest.raises(StoreError, match=r"cannot connect to PostgreSQL at postgresql://127\.0\.0\.1:1/none"):
+        PostgresTraceStore("postgresql://postgres@127.0.0.1:1/none", connect_timeout=0.5)
