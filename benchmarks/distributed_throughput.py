@@ -68,7 +68,7 @@ def throughput(
         workers = Workers(folder, jobs_url, queue, replay_delay=latency / calls, env={})
         dispatcher = CeleryDispatcher(app=create_app(BROKER, queue=queue), jobs_url=jobs_url)
         try:
-            procs = workers.start(w, concurrency=c, extra=["--checkpointer", ckpt_url, "--loglevel", "WARNING"])
+            procs = workers.start(w, concurrency=c, extra=["--checkpointer", ckpt_url])
             cpu0 = sum(cpu_seconds(p.pid) for p in procs)
             ids = jobs.add(traces, sample_rate=1.0)
             start = time.perf_counter()
