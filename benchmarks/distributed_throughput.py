@@ -16,6 +16,11 @@ default); ``OnlineAuditor`` at 100% on the Postgres job store with the Celery di
 on the persister thread). Printed: p50/p99 of each run's wall time and of the agent thread's CPU
 time, and what each backend adds over no handler.
 
+Also printed: the median time of one audit task inside a worker (from Celery's "succeeded in" log
+lines), which separates time lost inside an audit (claim, history reads, replay, commit, and waiting for
+the interpreter or the cores) from time lost between tasks; and the machine's load average, since on a
+shared machine other processes take the same cores.
+
 Run (from the repository root, PostgreSQL and RabbitMQ up):
 ``PYTHONPATH=. python benchmarks/distributed_throughput.py [--concurrency 8] [--latency 1.0] [--rounds 20]``
 """
@@ -24,6 +29,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import statistics
 import sys
 import tempfile
 import time
@@ -78,6 +85,12 @@ def throughput(
             elapsed = time.perf_counter() - start
             cpu = sum(cpu_seconds(p.pid) for p in procs) - cpu0
             failed = jobs.counts()[JobState.FAILED]
+            time.sleep(0.5)  # let the last "succeeded in" lines reach the logs
+            tasks = [
+                float(m.group(1))
+                for i in range(w)
+                for m in re.finditer(r"succeeded in ([0-9.]+)s: 'done'", (folder / f"worker-{i}.log").read_text())
+            ]
         finally:
             workers.stop()
             dispatcher.close()
@@ -86,7 +99,8 @@ def throughput(
     rate = n / elapsed
     ideal = w * c / latency
     return {"rate": rate, "ideal": ideal, "ratio": rate / ideal, "cpu_per_audit": cpu / n,
-            "cores": cpu / elapsed / CORES, "elapsed": elapsed, "failed": failed}  # fmt: skip
+            "cores": cpu / elapsed / CORES, "elapsed": elapsed, "failed": failed,
+            "task_p50": statistics.median(tasks) if tasks else float("nan")}  # fmt: skip
 
 
 def three_step(messages: Sequence[BaseMessage]) -> AIMessage:
@@ -171,14 +185,15 @@ def main() -> None:
         all_traces = serving.record(n)
         calls = replay_calls(serving, all_traces[0])
         print(f"an audit makes {calls} replay model call(s): each sleeps {latency / calls:.3f} s (L = {latency} s)")
-        print(f"\nthroughput, C = {c}, L = {latency} s, {CORES} cores, RabbitMQ + PostgreSQL on this machine")
-        print("| workers W | jobs | audits/s | ideal W·C/L | ratio | worker CPU s/audit | cores busy |")
-        print("|---:|---:|---:|---:|---:|---:|---:|")
+        print(f"\nthroughput, C = {c}, L = {latency} s, {CORES} cores, RabbitMQ + PostgreSQL on this machine, "
+              f"load average {os.getloadavg()[0]:.1f}")
+        print("| workers W | jobs | audits/s | ideal W·C/L | ratio | task p50 s | worker CPU/audit | cores busy |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for w in counts:
             traces = all_traces[: args.rounds * w * c]
             r = throughput(ckpt_url, serving, traces, w, c, latency, calls, folder)
             print(f"| {w} | {len(traces)} | {r['rate']:.2f} | {r['ideal']:.2f} | {r['ratio']:.2f} | "
-                  f"{r['cpu_per_audit'] * 1000:.0f} ms | {r['cores'] * 100:.0f}% |"
+                  f"{r['task_p50']:.2f} | {r['cpu_per_audit'] * 1000:.0f} ms | {r['cores'] * 100:.0f}% |"
                   + (f" ({r['failed']:.0f} failed)" if r["failed"] else ""), flush=True)  # fmt: skip
         serving.close()
         with database() as pg_url:

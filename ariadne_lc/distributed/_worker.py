@@ -146,6 +146,7 @@ class AuditWorker:
         self._rng = random.Random()
         self._lock = threading.Lock()
         self._claims: set[str] = set()
+        self._inflight: Counter[str] = Counter()
         self._stop = threading.Event()
         meter = metrics.get_meter(METER_NAME, meter_provider=meter_provider)
         self._tasks = meter.create_counter("ariadne.distributed.tasks", "{task}", "Audit tasks by outcome")
@@ -157,7 +158,15 @@ class AuditWorker:
 
     def run(self, job_id: str, *, redelivered: bool = False) -> str:
         """Process one message for ``job_id``; returns the outcome (one of :data:`OUTCOMES`)."""
-        outcome = self._run(job_id, redelivered)
+        with self._lock:
+            self._inflight[job_id] += 1
+        try:
+            outcome = self._run(job_id, redelivered)
+        finally:
+            with self._lock:
+                self._inflight[job_id] -= 1
+                if not self._inflight[job_id]:
+                    del self._inflight[job_id]
         with self._lock:
             self.outcomes[outcome] += 1
         self._tasks.add(1, {"ariadne.distributed.outcome": outcome})
@@ -187,7 +196,9 @@ class AuditWorker:
         if job.state is JobState.PENDING:
             return "not_due"  # a retry waiting for its backoff (its own delayed message comes), or just claimed
         with self._lock:
-            ours_idle = job.owner == self.owner and job.claim not in self._claims
+            # Held by this process, but by no task here (a commit that failed): hand it back. Another
+            # message for the same job being processed here right now is not idle: leave it alone.
+            ours_idle = job.owner == self.owner and job.claim not in self._claims and self._inflight[job_id] <= 1
         if ours_idle and job.claim is not None:
             self._store(lambda: self.jobs.release([job.claim or ""]), "handing back a job")
         elif job.owner is not None and not owner_alive(job.owner):
