@@ -73,8 +73,12 @@ def worker(
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
     """Consume audit tasks: claim each job in Postgres, audit it on your graph, commit the results once."""
-    from ariadne_lc.distributed import WorkerConfig, run_worker
+    from ariadne_lc.distributed import WorkerConfig, broker_kind, run_worker
 
+    for name, url in (("--jobs", jobs), ("--checkpointer", checkpointer)):
+        if url is not None and not url.startswith(("postgresql://", "postgres://")):
+            fail(f"{name} must be a postgresql:// URL (workers on many hosts share it), got {url!r}")
+    broker_kind(broker)
     for url in (broker, jobs, checkpointer):
         if url is not None:
             problem = check_service(url)
