@@ -161,7 +161,7 @@ def main() -> None:
     for name, o in online.items():
         for event in ("on_chain_start", "on_chain_end", "on_chain_error"):
             setattr(o.handler, event, timed(getattr(o.handler, event), inside))
-        o._drain = timed(o._drain, background[name], clock=time.thread_time)  # type: ignore[method-assign]
+        o._persister._drain = timed(o._persister._drain, background[name], clock=time.thread_time)  # type: ignore[method-assign]
     proc = None
     if args.audits == "process":
         proc = subprocess.Popen(

@@ -31,10 +31,12 @@ def postgres_database() -> Iterator[str]:
     """The URI of an empty database created for this test session (dropped at its end)."""
     import psycopg
 
+    reason = ""
     try:
         admin = psycopg.connect(ADMIN_DSN, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as exc:
-        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+    if reason:  # failed outside the handler, so the report is this one line and not a chained traceback
         pytest.fail(f"PostgreSQL is not reachable at {ADMIN_DSN} ({reason}): {_START}", pytrace=False)
     name = f"ariadne_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     admin.execute(f'CREATE DATABASE "{name}"')

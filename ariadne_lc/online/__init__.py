@@ -34,10 +34,11 @@ from ariadne_lc.online._auditor import (
     OnlineAuditor,
     ShutdownReport,
 )
-from ariadne_lc.online._jobs import Job, JobState, JobStore, open_job_store
+from ariadne_lc.online._jobs import Job, JobState, JobStore
 from ariadne_lc.online._jobs_memory import InMemoryJobStore
 from ariadne_lc.online._jobs_sqlite import SQLiteJobStore
 from ariadne_lc.online._metrics import METER_NAME, OnlineStats
+from ariadne_lc.online._open import open_job_store
 from ariadne_lc.online._persister import Dispatcher
 from ariadne_lc.online._sampler import Budget, Decision, RateLimiter, RunFilter, RunInfo, Sampler, sample_point
 from ariadne_lc.online._worker import ATTR_ATTEMPT, ATTR_JOB_ID, retryable_error

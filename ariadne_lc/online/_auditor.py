@@ -37,9 +37,10 @@ from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.interventions import parse_intervention_types
 from ariadne_lc.online._admission import Admission
 from ariadne_lc.online._forward import ResultForwarder, split_result_stores
-from ariadne_lc.online._jobs import JobStore, new_owner, open_job_store, owner_alive
+from ariadne_lc.online._jobs import JobStore, new_owner, owner_alive
 from ariadne_lc.online._lifecycle import Lifecycle, ShutdownReport
 from ariadne_lc.online._metrics import MetricsExporter, OnlineStats
+from ariadne_lc.online._open import open_job_store
 from ariadne_lc.online._persister import Dispatcher, Persister
 from ariadne_lc.online._sampler import Budget, RateLimiter, RunFilter, Sampler
 from ariadne_lc.online._worker import AuditEngine

@@ -18,7 +18,7 @@ copy forwarded elsewhere stays idempotent. Backends, each passing one conformanc
 (``tests/online/test_jobs.py``): :class:`~ariadne_lc.online.InMemoryJobStore` (the reference),
 :class:`~ariadne_lc.online.SQLiteJobStore` (the default: one machine, several processes) and
 :class:`~ariadne_lc.online.PostgresJobStore` (many machines; the ``postgres`` extra).
-:func:`open_job_store` turns a path or a DSN into one of them.
+:func:`~ariadne_lc.online.open_job_store` turns a path or a URI into one of them.
 
 Times are epoch seconds from the clock of the process that calls (``time.time()``): processes
 sharing a store on several hosts need synchronised clocks (NTP), as leases compare them.
@@ -32,7 +32,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from ariadne_lc.records import AuditResult
@@ -42,9 +41,7 @@ __all__ = [
     "Job",
     "JobState",
     "JobStore",
-    "is_postgres_dsn",
     "new_owner",
-    "open_job_store",
     "owner_alive",
     "result_key",
     "stored_result",
@@ -205,21 +202,3 @@ class JobStore(Protocol):
     def close(self) -> None:
         """Release the store's resources."""
 
-
-def is_postgres_dsn(spec: object) -> bool:
-    """Whether ``spec`` is a PostgreSQL connection URI (``postgresql://`` or ``postgres://``)."""
-    return isinstance(spec, str) and spec.startswith(("postgresql://", "postgres://"))
-
-
-def open_job_store(spec: JobStore | str | Path) -> JobStore:
-    """The job store ``spec`` names: a store as is, a PostgreSQL URI (``postgresql://...``) for a
-    :class:`~ariadne_lc.online.PostgresJobStore`, anything else a SQLite path (``":memory:"``: private)."""
-    if isinstance(spec, JobStore):
-        return spec
-    if is_postgres_dsn(spec):
-        from ariadne_lc.online._jobs_postgres import PostgresJobStore
-
-        return PostgresJobStore(str(spec))
-    from ariadne_lc.online._jobs_sqlite import SQLiteJobStore
-
-    return SQLiteJobStore(spec)

@@ -218,6 +218,23 @@ def test_concurrent_claims_from_threads_never_share_a_job(jobs: JobStore) -> Non
     assert len(jobs.list_results()) == 40 and jobs.unfinished() == 0
 
 
+def test_postgres_jobs_survive_terminated_connections(postgres_dsn: str) -> None:
+    import psycopg
+
+    jobs = PostgresJobStore(postgres_dsn)
+    jobs.add([synthetic_trace("a")], sample_rate=None)
+    job = jobs.claim("w", lease=60)
+    assert job is not None
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:  # only this test's own database
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    assert jobs.complete(job, [_result("a")], model_calls=1)  # on a fresh connection: the claim still holds
+    assert jobs.get("a").state is JobState.DONE and len(jobs.list_results()) == 1
+    jobs.close()
+
+
 def test_open_job_store_reads_paths_and_uris(tmp_path: Path, postgres_dsn: str) -> None:
     memory = InMemoryJobStore()
     assert open_job_store(memory) is memory

@@ -30,21 +30,23 @@ def test_processes_claim_each_job_exactly_once(store_spec: str, tmp_path: Path) 
     jobs = open_job_store(store_spec)
     try:
         assert len(jobs.add([synthetic_trace(f"job-{i:03d}") for i in range(N_JOBS)], sample_rate=None)) == N_JOBS
-        go = tmp_path / "go"
+        go, go_dying = tmp_path / "go", tmp_path / "go-dying"
 
-        def spawn(owner: str, *extra: str) -> subprocess.Popen[bytes]:
-            cmd = [sys.executable, "-m", "tests.online.claim_worker", store_spec, owner, str(tmp_path / owner), str(go)]
-            return subprocess.Popen([*cmd, *extra], cwd=ROOT)
+        def spawn(owner: str, start: Path, *extra: str) -> subprocess.Popen[bytes]:
+            out = str(tmp_path / owner)
+            cmd = [sys.executable, "-m", "tests.online.claim_worker", store_spec, owner, out, str(start), *extra]
+            return subprocess.Popen(cmd, cwd=ROOT)
 
-        dying = spawn("dying", "--die-after", "3")
-        workers = [spawn(f"worker-{k}") for k in range(N_WORKERS)]
+        dying = spawn("dying", go_dying, "--die-after", "3")
+        workers = [spawn(f"worker-{k}", go) for k in range(N_WORKERS)]
         owners = ["dying", *(f"worker-{k}" for k in range(N_WORKERS))]
         deadline = time.monotonic() + 120
         while not all((tmp_path / f"{o}.ready").exists() for o in owners):  # all at the start line
             assert time.monotonic() < deadline, "the claiming processes did not start"
             time.sleep(0.05)
-        go.touch()
+        go_dying.touch()  # first the one that dies holding three jobs
         assert dying.wait(60) == -9  # SIGKILLed while holding its claims
+        go.touch()  # then the others, all at once
         for w in workers:
             assert w.wait(120) == 0
 

@@ -1,9 +1,11 @@
 """1,000 runs from 32 concurrent tasks at 100% sampling, audits deliberately slow.
 
 An async app: ``ainvoke`` from many tasks, audits as tasks in the same loop (``astart``). Runs with
-and without the handler are interleaved in the same batches, so any load (including the background
-audits) hits both alike; their latency ratio shows whether a run ever waited on the auditor. Nothing
-here is an absolute wall-clock threshold.
+and without the handler are interleaved in the same batches. What is asserted is behaviour, never
+time: every run is seen and sampled, the queue stays bounded and its overflow is counted, nothing
+accepted is lost, the app's event loop never makes a job store call (the agent never waits on I/O
+of the auditor's), and memory stays flat. How much time the handler adds is measured, side by side
+with runs without it, by ``benchmarks/online_overhead.py``, not here.
 
 Memory: the app keeps its in-memory checkpointer flat the way a deployment with retention would
 (threads whose audit is no longer pending are deleted after each batch), so what is measured is the
@@ -16,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import random
-import statistics
 import sys
+import threading
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -44,18 +47,33 @@ def _traced_outside_the_saver() -> int:
     return sum(stat.size for stat in snapshot.statistics("filename"))
 
 
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+class ThreadRecordingJobStore:
+    """A job store that notes which threads called it (it forwards every call to a SQLite store)."""
+
+    def __init__(self, inner: SQLiteJobStore) -> None:
+        self._inner = inner
+        self.threads: set[int] = set()
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._inner, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                self.threads.add(threading.get_ident())
+            return method(*args, **kwargs)
+
+        return call
 
 
 @pytest.mark.timeout(300)
 async def test_a_thousand_concurrent_runs_never_wait_on_audits(tmp_path: Path) -> None:
     saver = InMemorySaver()
     graph = build_agent(slow_model(replay_delay=0.5), "create_agent", saver)
+    store = ThreadRecordingJobStore(SQLiteJobStore(tmp_path / "jobs.db"))
     online = OnlineAuditor(
         graph,
-        jobs=tmp_path / "jobs.db",
+        jobs=store,  # type: ignore[arg-type]
         sample_rate=1.0,
         max_queue_size=MAX_QUEUE,
         max_concurrency=2,
@@ -63,17 +81,16 @@ async def test_a_thousand_concurrent_runs_never_wait_on_audits(tmp_path: Path) -
         lease=5.0,
     )
     await online.astart()
+    store.threads.clear()  # from here on: the serving phase
     served = online.wrap(graph)
-    latency: dict[bool, list[float]] = {True: [], False: []}
+    loop_thread = threading.get_ident()
     depth_seen = 0
 
     async def one(i: int, audited: bool) -> None:
         nonlocal depth_seen
-        started = time.perf_counter()
         await (served if audited else graph).ainvoke(
             {"messages": [("user", question(i))]}, {"configurable": {"thread_id": f"load-{i}"}}
         )
-        latency[audited].append(time.perf_counter() - started)
         depth_seen = max(depth_seen, online.queue_depth)
 
     async def batch(items: list[tuple[int, bool]]) -> None:
@@ -89,8 +106,8 @@ async def test_a_thousand_concurrent_runs_never_wait_on_audits(tmp_path: Path) -
 
     def retain(threads: set[str]) -> set[str]:
         """Delete the threads no pending audit needs; return those still needed."""
-        pending = {
-            j.trace.thread_id for j in online.jobs.list_jobs() if j.state in (JobState.PENDING, JobState.RUNNING)
+        pending = {  # read beside the auditor, not through it: its store notes only the auditor's calls
+            j.trace.thread_id for j in store._inner.list_jobs() if j.state in (JobState.PENDING, JobState.RUNNING)
         }
         for thread in threads - pending:
             saver.delete_thread(thread)
@@ -137,10 +154,8 @@ async def test_a_thousand_concurrent_runs_never_wait_on_audits(tmp_path: Path) -
     assert len(jobs.list_results()) == stats.audited and jobs.unfinished() == report.unfinished
     jobs.close()
 
-    # Runs with the handler took no longer than the runs beside them without it.
-    p50 = statistics.median(latency[True]) / statistics.median(latency[False])
-    p95 = _quantile(latency[True], 0.95) / _quantile(latency[False], 0.95)
-    assert p50 < 1.5 and p95 < 2.0, (p50, p95)
+    # The app's loop never called the job store: persisting and audit bookkeeping ran on other threads.
+    assert store.threads and loop_thread not in store.threads
 
     # Memory flat after warm-up. Measured here: about 5 blocks and 300 bytes a run of noise; keeping one
     # trace a run (a leak) adds about 55 blocks and 8,800 bytes a run.

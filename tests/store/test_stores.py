@@ -15,18 +15,15 @@ from ariadne_lc import (
     InMemoryResultStore,
     InMemoryTraceStore,
     ResultStore,
-    SpanRef,
     SQLiteResultStore,
     SQLiteTraceStore,
-    Step,
     StoreError,
-    ToolCall,
     Trace,
     TraceNotFoundError,
     TraceStore,
 )
 from ariadne_lc.store import PostgresResultStore, PostgresTraceStore
-from ariadne_lc.trace import CheckpointRef
+from ariadne_lc.trace import CheckpointRef, SpanRef, Step, ToolCall
 
 
 def _trace(i: int, thread: str = "t") -> Trace:
@@ -179,3 +176,24 @@ def test_postgres_schema_is_versioned(postgres_dsn: str) -> None:
 def test_postgres_store_names_an_unreachable_server() -> None:
     with pytest.raises(StoreError, match=r"cannot connect to PostgreSQL at postgresql://127\.0\.0\.1:1/none"):
         PostgresTraceStore("postgresql://postgres@127.0.0.1:1/none", connect_timeout=0.5)
+
+
+def _terminate_other_connections(dsn: str) -> int:
+    """End every connection to this test's own database but the caller's (the fault a restart causes)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return len(rows)
+
+
+def test_postgres_store_survives_terminated_connections(postgres_dsn: str) -> None:
+    store = PostgresTraceStore(postgres_dsn)
+    store.put(_trace(1))
+    assert _terminate_other_connections(postgres_dsn) >= 1
+    store.put(_trace(2))  # the pool noticed the dead connection and took a new one
+    assert [t.trace_id for t in store.list_traces()] == ["tr-1", "tr-2"]
+    store.close()
