@@ -35,7 +35,7 @@ from ariadne_lc.distributed._worker import AuditWorker, register_audit_task
 from ariadne_lc.errors import ConfigurationError, StoreError
 from ariadne_lc.online import JobStore
 from ariadne_lc.online import open_job_store as online_job_store
-from ariadne_lc.online._jobs import is_postgres_dsn
+from ariadne_lc.online._open import is_postgres_dsn
 
 __all__ = ["POOLS", "WorkerConfig", "WorkerProcess", "load_graph", "open_job_store", "postgres_saver", "run_worker"]
 
