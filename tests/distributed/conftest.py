@@ -63,8 +63,8 @@ def dispatcher(db: str, queue: str) -> Iterator[CeleryDispatcher]:
 def make_workers(tmp_path: Path, jobs_url: str, queue: str, db: str) -> Iterator[Any]:
     made: list[Workers] = []
 
-    def make(replay_delay: float = 0.5, **env: str) -> Workers:
-        w = Workers(tmp_path, jobs_url, queue, replay_delay=replay_delay, env=env)
+    def make(replay_delay: float = 0.5, broker: str = BROKER, **env: str) -> Workers:
+        w = Workers(tmp_path, jobs_url, queue, replay_delay=replay_delay, env=env, broker=broker)
         made.append(w)
         return w
 

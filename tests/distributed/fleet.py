@@ -30,9 +30,11 @@ from tests.distributed.graph import build_graph, question
 ROOT = Path(__file__).resolve().parents[2]
 PG_ADMIN = os.environ.get("ARIADNE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 BROKER = os.environ.get("ARIADNE_TEST_BROKER", "amqp://guest:guest@127.0.0.1:5672//")
+REDIS = os.environ.get("ARIADNE_TEST_REDIS", "redis://127.0.0.1:6379/13")
 START = {
     "PostgreSQL": "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start",
     "RabbitMQ": "rabbitmq-server -detached",
+    "Redis": "redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save '' --appendonly no",
 }
 
 
@@ -73,6 +75,17 @@ def terminate_connections(url: str) -> int:
     return sum(1 for (ok,) in rows if ok)
 
 
+def delete_redis_queue(queue: str) -> None:
+    """Remove a test queue's keys from the Redis database the tests use."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS)
+    try:
+        client.delete(queue, *client.keys(f"{queue}*"))
+    finally:
+        client.close()
+
+
 def delete_queue(queue: str) -> None:
     """Remove a test queue and its exchange from the broker."""
     from kombu import Connection, Exchange, Queue
@@ -103,7 +116,10 @@ def queue_depth(queue: str) -> tuple[int, int]:
 class Workers:
     """``ariadne-lc worker`` subprocesses on one queue and database."""
 
-    def __init__(self, folder: Path, jobs_url: str, queue: str, *, replay_delay: float, env: dict[str, str]) -> None:
+    def __init__(
+        self, folder: Path, jobs_url: str, queue: str, *, replay_delay: float, env: dict[str, str], broker: str = BROKER
+    ) -> None:
+        self.broker = broker
         self.folder = folder
         self.jobs_url = jobs_url
         self.queue = queue
@@ -126,7 +142,7 @@ class Workers:
                 sys.executable, "-m", "ariadne_lc.cli", "worker",
                 "--graph", "tests.distributed.graph:build_graph",
                 "--jobs", self.jobs_url,
-                "--broker", BROKER,
+                "--broker", self.broker,
                 "--queue", self.queue,
                 "--concurrency", str(concurrency),
                 "--hostname", f"w{index}-{self.queue}@%h",
