@@ -40,6 +40,7 @@ from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
 
 from ariadne_lc.audit import Auditor, StepSelector
+from ariadne_lc.distributed._app import TASK_NAME
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._limits import FleetLimits
 from ariadne_lc.errors import ConfigurationError, StoreError, TraceError
@@ -348,7 +349,7 @@ def register_audit_task(app: Any, get_worker: Callable[[], AuditWorker]) -> Any:
     (created lazily, after a prefork pool has forked). Returns the task."""
 
     @app.task(  # type: ignore[untyped-decorator]
-        name="ariadne_lc.audit_job",
+        name=TASK_NAME,
         bind=True,
         acks_late=True,
         reject_on_worker_lost=True,
