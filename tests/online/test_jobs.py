@@ -122,10 +122,10 @@ def test_retry_waits_for_its_backoff(jobs: JobStore) -> None:
 
 def test_an_expired_lease_moves_the_job_and_voids_the_old_claim(jobs: JobStore) -> None:
     jobs.add([synthetic_trace("a")], sample_rate=None)
-    first = jobs.claim("w1", lease=0.05)
+    first = jobs.claim("w1", lease=1.0)
     assert first is not None
     assert jobs.claim("w2", lease=60) is None  # still leased
-    time.sleep(0.1)
+    time.sleep(1.2)
     second = jobs.claim("w2", lease=60)
     assert second is not None and second.owner == "w2" and second.attempts == 2
     assert second.error is not None and "lease of w1 expired" in second.error
@@ -157,12 +157,13 @@ def test_claim_job_takes_one_named_job(jobs: JobStore) -> None:
 
 
 def test_heartbeat_keeps_a_lease(jobs: JobStore) -> None:
-    jobs.add([synthetic_trace("a")], sample_rate=None)
-    job = jobs.claim("w1", lease=0.3)
-    assert job is not None and job.claim is not None
-    for _ in range(3):
-        time.sleep(0.15)
-        assert jobs.heartbeat([job.claim], lease=0.3) == 1
+    jobs.add([synthetic_trace("a"), synthetic_trace("b")], sample_rate=None)
+    kept, lapsed = jobs.claim("w1", lease=1.0), jobs.claim("w1", lease=1.0)
+    assert kept is not None and kept.claim is not None and lapsed is not None
+    assert jobs.heartbeat([kept.claim], lease=600) == 1  # renewed; the other is not
+    time.sleep(1.2)  # past the first lease of both
+    again = jobs.claim("w2", lease=60)
+    assert again is not None and again.job_id == "b"  # only the lapsed one moved
     assert jobs.claim("w2", lease=60) is None
     assert jobs.heartbeat([], lease=1) == 0 and jobs.heartbeat(["unknown"], lease=1) == 0
 
