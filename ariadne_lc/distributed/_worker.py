@@ -1,0 +1,368 @@
+"""One audit task, from message to committed outcome: claim, limit, audit, commit, acknowledge.
+
+A message says "audit job J". It may arrive twice (at-least-once delivery, the sweeper's safety net)
+or after the job was finished, so the task is an idempotent step on the job's state in Postgres, and
+the message is acknowledged only after that step is committed (``acks_late``):
+
+1. **Claim** ``J`` (``JobStore.claim_job``): it must be pending and due, or running under an expired
+   lease. Otherwise the message is a duplicate (done, failed, or running elsewhere) and is dropped, with
+   three exceptions: the job is held by this very process but no audit here holds it (a commit that
+   failed earlier: hand it back and claim it again), by a dead process on this host (SIGKILL,
+   OOM: reclaim it at once), or the message is a *redelivery* (its worker's connection dropped) while
+   another live worker holds the job, in which case a watch message is published for when the lease
+   would expire, so that the job is looked at again if that worker dies too.
+2. **Limit**: the fleet's rate limit and budget (:class:`~ariadne_lc.distributed.FleetLimits`). When they
+   say wait, the job is handed back (the attempt not counted) and the task re-published with the delay.
+3. **Audit** with the user's graph, on a daemon thread bounded by ``audit_timeout``; the job's lease
+   is renewed meanwhile by this process's heartbeat thread.
+4. **Commit** the outcome, as the online workers do: results and ``done`` together; a retryable failure
+   back to ``pending`` with an exponential backoff and jitter, its task re-published with that delay;
+   a final failure ``failed``. The store accepts the commit only under the attempt's claim token, so
+   a result set is written exactly once even when two workers audited the same job.
+
+Store errors (the database restarting, connections terminated) are retried in place for a few seconds,
+then surface as :class:`~ariadne_lc.errors.StoreError`; the Celery task answers them with a retry of
+the message after a backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from opentelemetry import metrics
+from opentelemetry.metrics import MeterProvider
+
+from ariadne_lc.audit import Auditor, StepSelector
+from ariadne_lc.distributed._app import TASK_NAME
+from ariadne_lc.distributed._dispatch import Publisher
+from ariadne_lc.distributed._limits import FleetLimits
+from ariadne_lc.errors import ConfigurationError, StoreError, TraceError
+from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, Job, JobState, JobStore, retryable_error
+from ariadne_lc.online._jobs import new_owner, owner_alive
+from ariadne_lc.online._worker import failed_result
+from ariadne_lc.otel import audit_span_attributes
+from ariadne_lc.records import AuditResult
+from ariadne_lc.semconv import ARIADNE_SAMPLE_RATE
+
+__all__ = ["METER_NAME", "OUTCOMES", "AuditWorker", "register_audit_task"]
+
+logger = logging.getLogger("ariadne_lc.distributed")
+
+METER_NAME = "ariadne_lc.distributed"
+OUTCOMES = ("done", "retry", "failed", "superseded", "deferred", "duplicate", "watching", "not_due", "unknown")
+"""How a task can end: the first four commit an attempt; the others leave the job to another message."""
+_STORE_RETRIES = (0.2, 0.5, 1.0, 2.0, 4.0)
+_MAX_DEFER = 300.0
+
+T = TypeVar("T")
+
+
+def _backoff(attempt: int, base: float, cap: float, rng: random.Random) -> float:
+    """``base * 2**(attempt-1)`` capped at ``cap``, with equal jitter (between half and all of it)."""
+    full = min(cap, base * 2.0 ** max(0, attempt - 1))
+    return full / 2 + rng.random() * full / 2
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _with_timeout(fn: Callable[[], T], timeout: float, name: str) -> T:
+    """``fn()`` on a daemon thread; :class:`_Timeout` after ``timeout`` seconds (the thread is abandoned:
+    an audit cannot be interrupted, and its late result is never committed, its claim being gone)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    if not done.wait(timeout):
+        raise _Timeout()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+class AuditWorker:
+    """The audit machinery of one worker process (see the module docstring).
+
+    Args:
+        jobs: The shared job store (Postgres).
+        auditor: Built on the user's graph with its shared checkpointer.
+        publisher: For retries, deferrals and watch messages.
+        limits: The fleet's rate limit and budget, or ``None``.
+        step, interventions: What each audit does.
+        lease: Seconds a claim lasts without a heartbeat (renewed every quarter lease).
+        audit_timeout: Seconds an attempt may take.
+        max_attempts: Attempts per job, the first included.
+        retry_backoff, max_retry_backoff: First retry delay and its cap, in seconds.
+        meter_provider: For the ``ariadne_lc.distributed`` metrics (default: the global provider).
+    """
+
+    def __init__(
+        self,
+        *,
+        jobs: JobStore,
+        auditor: Auditor,
+        publisher: Publisher,
+        limits: FleetLimits | None = None,
+        step: StepSelector = "auto",
+        interventions: Sequence[str] = ("logic_flip",),
+        lease: float = 120.0,
+        audit_timeout: float = 300.0,
+        max_attempts: int = 3,
+        retry_backoff: float = 5.0,
+        max_retry_backoff: float = 600.0,
+        meter_provider: MeterProvider | None = None,
+    ) -> None:
+        if not lease > 0 or not audit_timeout > 0 or max_attempts < 1:
+            raise ConfigurationError("lease and audit_timeout must be positive and max_attempts at least 1")
+        self.jobs = jobs
+        self.auditor = auditor
+        self.publisher = publisher
+        self.limits = limits
+        self.step: StepSelector = step
+        self.interventions = tuple(interventions)
+        self.lease = float(lease)
+        self.audit_timeout = float(audit_timeout)
+        self.max_attempts = max_attempts
+        self.retry_backoff = float(retry_backoff)
+        self.max_retry_backoff = float(max_retry_backoff)
+        self.owner = new_owner()
+        self.outcomes: Counter[str] = Counter()
+        """Tasks by outcome (see :data:`OUTCOMES`), in this process."""
+        self._rng = random.Random()
+        self._lock = threading.Lock()
+        self._claims: set[str] = set()
+        self._inflight: Counter[str] = Counter()
+        self._stop = threading.Event()
+        meter = metrics.get_meter(METER_NAME, meter_provider=meter_provider)
+        self._tasks = meter.create_counter("ariadne.distributed.tasks", "{task}", "Audit tasks by outcome")
+        self._duration = meter.create_histogram("ariadne.distributed.audit.duration", "s", "Audit attempts")
+        self._heartbeat = threading.Thread(target=self._beat, name="ariadne-distributed-heartbeat", daemon=True)
+        self._heartbeat.start()
+
+    # -- the task ----------------------------------------------------------------------------------
+
+    def run(self, job_id: str, *, redelivered: bool = False) -> str:
+        """Process one message for ``job_id``; returns the outcome (one of :data:`OUTCOMES`)."""
+        with self._lock:
+            self._inflight[job_id] += 1
+        try:
+            outcome = self._run(job_id, redelivered)
+        finally:
+            with self._lock:
+                self._inflight[job_id] -= 1
+                if not self._inflight[job_id]:
+                    del self._inflight[job_id]
+        with self._lock:
+            self.outcomes[outcome] += 1
+        self._tasks.add(1, {"ariadne.distributed.outcome": outcome})
+        return outcome
+
+    def _run(self, job_id: str, redelivered: bool) -> str:
+        job = self._store(lambda: self.jobs.claim_job(job_id, self.owner, lease=self.lease), "claiming")
+        if job is None:
+            job_or_outcome = self._unclaimed(job_id, redelivered)
+            if isinstance(job_or_outcome, str):
+                return job_or_outcome
+            job = job_or_outcome
+        claim = job.claim or ""
+        with self._holding(claim):
+            return self._attempt(job)
+
+    def _unclaimed(self, job_id: str, redelivered: bool) -> Job | str:
+        try:
+            job = self._store(lambda: self.jobs.get(job_id), "reading the job")
+        except StoreError as exc:
+            if "no job" in str(exc).lower():
+                logger.warning("ariadne distributed: a task names job %s, which is not in the job store", job_id)
+                return "unknown"
+            raise
+        if job.state in (JobState.DONE, JobState.FAILED):
+            return "duplicate"
+        if job.state is JobState.PENDING:
+            return "not_due"  # a retry waiting for its backoff (its own delayed message comes), or just claimed
+        with self._lock:
+            # Held by this process, but by no task here (a commit that failed): hand it back. Another
+            # message for the same job being processed here right now is not idle: leave it alone.
+            ours_idle = job.owner == self.owner and job.claim not in self._claims and self._inflight[job_id] <= 1
+        if ours_idle and job.claim is not None:
+            self._store(lambda: self.jobs.release([job.claim or ""]), "handing back a job")
+        elif job.owner is not None and not owner_alive(job.owner):
+            self._store(lambda: self.jobs.reclaim(owner_alive), "reclaiming the jobs of a dead worker")
+        else:
+            if redelivered:
+                self._publish([job_id], countdown=self.lease, why="watch")
+                return "watching"
+            return "duplicate"
+        again = self._store(lambda: self.jobs.claim_job(job_id, self.owner, lease=self.lease), "claiming")
+        return again if again is not None else "duplicate"
+
+    def _attempt(self, job: Job) -> str:
+        if job.attempts > self.max_attempts:  # earlier attempts' workers died mid-audit
+            gave_up = f"gave up after {self.max_attempts} attempts; the last one: {job.error or 'its worker died'}"
+            return self._commit(job, "failed", [failed_result(job.trace, gave_up)], gave_up, 0.0)
+        if self.limits is not None:
+            wait = self.limits.acquire(job.job_id, job.attempts)
+            if wait > 0:
+                claim = job.claim or ""
+                self._store(lambda: self.jobs.release([claim]), "handing back a deferred job")
+                self._publish([job.job_id], countdown=min(wait, _MAX_DEFER), why="deferral")
+                return "deferred"
+        started = time.perf_counter()
+        results: list[AuditResult] = []
+        error: str | None = None
+        error_type: str | None = None
+        final = False
+        try:
+            results = self._audit(job)
+        except _Timeout:
+            error, error_type = f"TimeoutError: the audit took longer than {self.audit_timeout:g} s", "TimeoutError"
+        except (TraceError, ConfigurationError) as exc:
+            error, error_type, final = f"{type(exc).__name__}: {exc}", type(exc).__name__, True
+        except Exception as exc:
+            error, error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
+            logger.warning("ariadne distributed: audit of job %s raised (attempt %d)", job.job_id, job.attempts)
+        else:
+            error = retryable_error(results)
+            if error is None and results and all(r.status == "failed" for r in results):
+                error, final = results[0].error or "the audit failed", True
+        duration = time.perf_counter() - started
+        self._duration.record(duration)
+        if self.limits is not None:
+            calls = sum(r.model_calls for r in results)
+            try:
+                self.limits.settle(job.job_id, job.attempts, calls)
+            except StoreError:
+                logger.warning("ariadne distributed: could not settle the budget of job %s", job.job_id)
+        if error is None:
+            return self._commit(job, "done", results, None, duration)
+        if final or job.attempts >= self.max_attempts:
+            logger.warning(
+                "ariadne distributed: job %s failed after %d attempt(s): %s", job.job_id, job.attempts, error
+            )
+            fallback = [failed_result(job.trace, error, error_type)]
+            return self._commit(job, "failed", results or fallback, error, duration)
+        return self._commit(job, "retry", results, error, duration)
+
+    def _audit(self, job: Job) -> list[AuditResult]:
+        attributes = {ARIADNE_SAMPLE_RATE: job.sample_rate, ATTR_JOB_ID: job.job_id, ATTR_ATTEMPT: job.attempts}
+
+        def audit() -> list[AuditResult]:
+            with audit_span_attributes(attributes):
+                return self.auditor.audit(job.trace, self.step, self.interventions)
+
+        return _with_timeout(audit, self.audit_timeout, f"ariadne-audit-{job.job_id[:8]}")
+
+    def _commit(self, job: Job, kind: str, results: list[AuditResult], error: str | None, duration: float) -> str:
+        calls = sum(r.model_calls for r in results)
+        message = error or "failed"
+        delay = 0.0
+        if kind == "done":
+            kept = self._store(lambda: self.jobs.complete(job, results, model_calls=calls), "committing results")
+        elif kind == "failed":
+            kept = self._store(lambda: self.jobs.fail(job, message, results, model_calls=calls), "committing a failure")
+        else:
+            delay = _backoff(job.attempts, self.retry_backoff, self.max_retry_backoff, self._rng)
+            kept = self._store(
+                lambda: self.jobs.retry(job, message, delay=delay, model_calls=calls), "scheduling a retry"
+            )
+        if not kept:
+            logger.info("ariadne distributed: job %s was taken over by another worker; results discarded", job.job_id)
+            return "superseded"
+        if kind == "retry":
+            logger.warning(
+                "ariadne distributed: job %s attempt %d failed, retrying in %.1f s: %s",
+                job.job_id,
+                job.attempts,
+                delay,
+                error,
+            )
+            self._publish([job.job_id], countdown=delay, why="retry")
+        return kind
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _store(self, fn: Callable[[], T], what: str) -> T:
+        """A job-store call, tried again a few times when it fails (the database restarting, or this
+        process's connections terminated); raises :class:`StoreError` after the last try."""
+        for delay in (*_STORE_RETRIES, None):
+            try:
+                return fn()
+            except StoreError as exc:
+                if delay is None or "no job" in str(exc).lower():
+                    raise
+                logger.info("ariadne distributed: %s failed (%s); trying again in %.1f s", what, exc, delay)
+                time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _publish(self, job_ids: list[str], *, countdown: float, why: str) -> None:
+        try:
+            self.publisher.publish(job_ids, countdown=countdown)
+        except Exception:
+            logger.warning(
+                "ariadne distributed: could not publish the %s of job %s; the sweeper will", why, job_ids[0]
+            )
+
+    @contextmanager
+    def _holding(self, claim: str) -> Iterator[None]:
+        with self._lock:
+            self._claims.add(claim)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._claims.discard(claim)
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.lease / 4):
+            with self._lock:
+                claims = list(self._claims)
+            if not claims:
+                continue
+            try:
+                self.jobs.heartbeat(claims, lease=self.lease)
+            except Exception:
+                logger.warning("ariadne distributed: renewing %d lease(s) failed", len(claims), exc_info=True)
+
+    def close(self) -> None:
+        """Stop the heartbeat (the jobs in flight keep their leases until they expire)."""
+        self._stop.set()
+
+
+def register_audit_task(app: Any, get_worker: Callable[[], AuditWorker]) -> Any:
+    """Register the audit task on ``app``; ``get_worker`` returns this process's :class:`AuditWorker`
+    (created lazily, after a prefork pool has forked). Returns the task."""
+
+    @app.task(  # type: ignore[untyped-decorator]
+        name=TASK_NAME,
+        bind=True,
+        acks_late=True,
+        reject_on_worker_lost=True,
+        ignore_result=True,
+        max_retries=None,
+    )
+    def audit_job(self: Any, job_id: str) -> str:
+        redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+        try:
+            return get_worker().run(job_id, redelivered=redelivered)
+        except StoreError as exc:
+            countdown = min(60.0, 2.0 ** min(self.request.retries, 6))
+            logger.warning("ariadne distributed: job %s: %s; the task is retried in %.0f s", job_id, exc, countdown)
+            raise self.retry(exc=exc, countdown=countdown) from None
+
+    return audit_job
