@@ -32,8 +32,10 @@ from ariadne_lc.interventions import (
     RuleCritic,
     RuleParaphraser,
 )
+from ariadne_lc.middleware import AriadneMiddleware
 from ariadne_lc.online import JobState, JobStore, OnlineAuditor, OnlineStats, RunFilter, ShutdownReport, SQLiteJobStore
 from ariadne_lc.recorder import AriadneCallbackHandler
+from ariadne_lc.recording import record
 from ariadne_lc.replay import Replayer, ReplayResult, ToolPolicy
 from ariadne_lc.scoring import (
     AnswerMatchScorer,
@@ -66,6 +68,7 @@ __all__ = [
     "AnswerMatchScorer",
     "AriadneCallbackHandler",
     "AriadneError",
+    "AriadneMiddleware",
     "AuditReport",
     "AuditResult",
     "Auditor",
@@ -119,5 +122,6 @@ __all__ = [
     "TraceNotFoundError",
     "TraceStore",
     "__version__",
+    "record",
     "select_steps",
 ]

@@ -7,6 +7,7 @@ EXPECTED = {
     "AnswerMatchScorer",
     "AriadneCallbackHandler",
     "AriadneError",
+    "AriadneMiddleware",
     "AuditReport",
     "AuditResult",
     "Auditor",
@@ -60,6 +61,7 @@ EXPECTED = {
     "TraceNotFoundError",
     "TraceStore",
     "__version__",
+    "record",
     "select_steps",
 }
 
