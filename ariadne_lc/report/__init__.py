@@ -12,13 +12,15 @@ from ariadne_lc.report._audit import (
     load_results,
     write_audit_reports,
 )
-from ariadne_lc.report._io import write_json
+from ariadne_lc.report._io import JsonlWriter, ReportWriteError, write_json, write_text
 
 __all__ = [
     "ABLATION_SCHEMA",
     "AUDIT_SCHEMA",
     "AUDIT_SCHEMA_VERSION",
     "CONTROL_TYPES",
+    "JsonlWriter",
+    "ReportWriteError",
     "ablation_document",
     "ablation_markdown",
     "audit_document",
@@ -28,4 +30,5 @@ __all__ = [
     "load_results",
     "write_audit_reports",
     "write_json",
+    "write_text",
 ]
