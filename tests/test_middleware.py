@@ -227,3 +227,27 @@ def test_exactly_one_of_store_and_handler() -> None:
         AriadneMiddleware(InMemoryTraceStore(), handler=AriadneCallbackHandler())
     handler = AriadneCallbackHandler(store=InMemoryTraceStore())
     assert AriadneMiddleware(handler=handler).handler is handler
+
+
+def test_a_turn_paused_for_a_human_is_one_trace_once_resumed() -> None:
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langgraph.types import Command
+
+    store = InMemoryTraceStore()
+    middleware = AriadneMiddleware(store)
+    graph = create_agent(
+        two_step_model(),
+        [calculator],
+        checkpointer=InMemorySaver(),
+        middleware=[middleware, HumanInTheLoopMiddleware(interrupt_on={"calculator": True})],
+    )
+    config = _config("t-hitl")
+    paused = graph.invoke({"messages": [("user", TWO_STEP_QUESTION)]}, config)
+    assert paused["__interrupt__"] and store.list_traces() == []  # not a finished trace: nothing stored yet
+    for _ in range(2):  # each calculator call waits for approval
+        graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    (trace,) = store.list_traces()
+    assert trace.query == TWO_STEP_QUESTION and trace.error is None and not trace.interrupted
+    assert [[c.output for c in s.tool_calls] for s in trace.steps] == [["42"], ["47"], []]
+    assert trace.final_answer == "Following my steps, the total is 47 apples."
+    assert middleware.handler.runs_in_flight == 0
