@@ -15,8 +15,10 @@
     ├── CriticError               the critic's model failed (the audit is recorded as failed)
     ├── ReplayError               the replay could not be run
     │   ├── NoCheckpointerError   the graph was compiled without a checkpointer
-    │   ├── NotReplayableError    the history cannot be replayed (durability="exit", pruned, subgraph)
-    │   └── ReplayDidNotFinishError  the replay hit its turn limit or stopped at an interrupt
+    │   ├── NotReplayableError    the history cannot be replayed (durability="exit", pruned)
+    │   │   └── SubgraphNotReplayableError  a subgraph case LangGraph cannot fork (says which and why)
+    │   └── ReplayDidNotFinishError  the replay hit its turn limit
+    │       └── UnansweredInterruptError  the replay reached an interrupt the recording has no answer for
     ├── StoreError                a store could not read or write
     ├── LocalModelServerError     (ariadne_lc.local) the local model server died or did not start in time
     └── WriteBackError            (ariadne_lc.export) a backend refused a score write-back (``retryable`` says
@@ -45,9 +47,11 @@ __all__ = [
     "ReplayError",
     "StepNotFoundError",
     "StoreError",
+    "SubgraphNotReplayableError",
     "SuiteFormatError",
     "TraceError",
     "TraceNotFoundError",
+    "UnansweredInterruptError",
     "error_class",
 ]
 
@@ -107,6 +111,25 @@ class NotReplayableError(ReplayError):
 
 class ReplayDidNotFinishError(ReplayError):
     """The replay did not reach the end of the graph."""
+
+
+class SubgraphNotReplayableError(NotReplayableError):
+    """The step ran inside a subgraph in a way LangGraph cannot fork; the message names the case and why."""
+
+
+class UnansweredInterruptError(ReplayDidNotFinishError):
+    """The replay reached a human-in-the-loop interrupt that the recorded run never answered.
+
+    The counterfactual run asked something the human was not asked (another node, or another value),
+    so no recorded answer applies; the replay stops here instead of waiting for a human.
+    """
+
+    def __init__(self, message: str, *, node: str | None = None, value: object = None) -> None:
+        super().__init__(message)
+        self.node = node
+        """The node that asked."""
+        self.value = value
+        """What it asked (the ``interrupt()`` value)."""
 
 
 class StoreError(AriadneError):

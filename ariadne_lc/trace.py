@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["CheckpointRef", "SpanRef", "Step", "ToolCall", "Trace"]
+__all__ = ["CheckpointRef", "InterruptRecord", "SpanRef", "Step", "ToolCall", "Trace"]
 
 _DOMAIN_TAG = "domain:"
 
@@ -54,6 +54,29 @@ class CheckpointRef(BaseModel):
     """The node's checkpoint namespace as LangGraph reports it (``node:<task id>``)."""
     checkpoint_id: str | None = None
     """The id of the checkpoint before the step, once it has been resolved."""
+
+
+class InterruptRecord(BaseModel):
+    """One human-in-the-loop pause of a run: what the graph asked and what the human answered.
+
+    A replay that reaches the same question (same node, same value) is resumed with ``resume``
+    instead of waiting for a human.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str | None = None
+    """LangGraph's interrupt id in the live thread (replays get other ids; they match by node and value)."""
+    node: str | None = None
+    """The node that called ``interrupt()``; ``None`` when the recorder did not see the pause."""
+    task_path: str | None = None
+    """The asking node's checkpoint namespace (``node:<task id>``, with parents for subgraphs)."""
+    value: Any = None
+    """What the graph asked (the ``interrupt()`` argument), as JSON-compatible data."""
+    answered: bool = False
+    """Whether the run was resumed with an answer to it."""
+    resume: Any = None
+    """The answer it was resumed with (``Command(resume=...)``), when ``answered``."""
 
 
 class SpanRef(BaseModel):
@@ -118,7 +141,9 @@ class Trace(BaseModel):
     error: str | None = None
     """Set when the run raised; such traces are kept but not audited."""
     interrupted: bool = False
-    """The run paused at a LangGraph interrupt (human in the loop); it has no final answer yet."""
+    """The run is paused at a LangGraph interrupt (human in the loop): not finished, no final answer yet."""
+    interrupts: tuple[InterruptRecord, ...] = ()
+    """Every pause of this user turn, in order, with the answers it was resumed with."""
     span: SpanRef | None = None
     """The agent's span context when the run started (or ended), if it was traced."""
     agent_name: str | None = None

@@ -140,7 +140,7 @@ def audit_agent(name: str, model_factory: Callable[[], ScriptedChatModel], workd
     conn = sqlite3.connect(workdir / f"{name}-checkpoints.db", check_same_thread=False)
     graph = create_agent(model_factory(), [calculator], checkpointer=SqliteSaver(conn), name=name)
     store = SQLiteTraceStore(workdir / "traces.db")
-    handler = AriadneCallbackHandler(store=store)
+    handler = AriadneCallbackHandler(store=store, synchronous=True)
     for i, question in enumerate(QUESTIONS):
         graph.invoke(
             {"messages": [("user", question)]},

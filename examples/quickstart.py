@@ -35,7 +35,7 @@ def audit_agent(name: str, model_factory: object, workdir: Path) -> AuditReport:
     conn = sqlite3.connect(workdir / f"{name}-checkpoints.db", check_same_thread=False)
     graph = create_agent(model_factory(), [calculator], checkpointer=SqliteSaver(conn), name=name)  # type: ignore[operator]
     store = SQLiteTraceStore(workdir / "traces.db")
-    handler = AriadneCallbackHandler(store=store)
+    handler = AriadneCallbackHandler(store=store, synchronous=True)
     for i, question in enumerate(QUESTIONS):
         graph.invoke(
             {"messages": [("user", question)]}, {"configurable": {"thread_id": f"{name}-{i}"}, "callbacks": [handler]}

@@ -40,6 +40,7 @@ def record(graph: Any, thread_id: str = "t-1", question: str = QUESTION, **invok
         {"configurable": {"thread_id": thread_id}, "callbacks": [handler]},
         **invoke_kwargs,
     )
+    assert handler.flush(timeout=30)
     traces = store.list_traces()
     assert len(traces) == 1, traces
     return traces[0]

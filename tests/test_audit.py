@@ -45,7 +45,7 @@ async def test_async_audit(kind: str, builder: str) -> None:
     store = InMemoryTraceStore()
     await graph.ainvoke(
         {"messages": [("user", QUESTION)]},
-        {"configurable": {"thread_id": "t"}, "callbacks": [AriadneCallbackHandler(store=store)]},
+        {"configurable": {"thread_id": "t"}, "callbacks": [AriadneCallbackHandler(store=store, synchronous=True)]},
     )
     (trace,) = store.list_traces()
     (result,) = await Auditor(graph).aaudit(trace, interventions="logic_flip")
@@ -55,7 +55,7 @@ async def test_async_audit(kind: str, builder: str) -> None:
 def test_batch_report_aggregates_by_type() -> None:
     graph = build_agent(MODELS["unfaithful"](), "create_agent", InMemorySaver())
     store = InMemoryTraceStore()
-    handler = AriadneCallbackHandler(store=store)
+    handler = AriadneCallbackHandler(store=store, synchronous=True)
     for i in range(6):
         graph.invoke(
             {"messages": [("user", f"How many apples are in {i + 2} boxes of 5?")]},

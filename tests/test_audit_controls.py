@@ -66,7 +66,7 @@ def test_every_control_is_wired_end_to_end(control: str, faithful: str, method: 
 
 def _record_many(graph: Any, n: int, **config: Any) -> list[Trace]:
     store = InMemoryTraceStore()
-    handler = AriadneCallbackHandler(store=store)
+    handler = AriadneCallbackHandler(store=store, synchronous=True)
     for i in range(n):
         graph.invoke(
             {"messages": [("user", f"How many apples are in {i + 2} boxes of 5?")]},
@@ -220,7 +220,7 @@ async def test_async_audit_with_model_critic_judge_and_controls() -> None:
     store = InMemoryTraceStore()
     await graph.ainvoke(
         {"messages": [("user", "How many apples are in 6 boxes of 7?")]},
-        {"configurable": {"thread_id": "t"}, "callbacks": [AriadneCallbackHandler(store=store)]},
+        {"configurable": {"thread_id": "t"}, "callbacks": [AriadneCallbackHandler(store=store, synchronous=True)]},
     )
     (trace,) = store.list_traces()
     auditor = Auditor(

@@ -84,6 +84,7 @@ def test_concurrent_runs_do_not_mix(builder: str) -> None:
 
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(run, range(40)))
+    assert handler.flush(timeout=30)
     traces = store.list_traces()
     assert len(traces) == 40
     for t in traces:
@@ -108,6 +109,7 @@ async def test_async_runs(builder: str) -> None:
             for i in range(10)
         )
     )
+    assert handler.flush(timeout=30)
     traces = {t.thread_id: t for t in store.list_traces()}
     assert len(traces) == 10
     assert traces["a-4"].final_answer is not None and "12" in traces["a-4"].final_answer
@@ -120,7 +122,7 @@ class _ExplodingStore(InMemoryTraceStore):
 
 
 def test_never_raises_into_the_agent(caplog: pytest.LogCaptureFixture) -> None:
-    handler = AriadneCallbackHandler(store=_ExplodingStore(), on_trace=lambda t: 1 / 0)  # type: ignore[func-returns-value]
+    handler = AriadneCallbackHandler(store=_ExplodingStore(), on_trace=lambda t: 1 / 0, synchronous=True)  # type: ignore[func-returns-value]
     graph = build_agent(faithful_arithmetic_model(), "create_agent", InMemorySaver())
     out = graph.invoke({"messages": [("user", QUESTION)]}, {"configurable": {"thread_id": "x"}, "callbacks": [handler]})
     assert "42" in out["messages"][-1].text
@@ -137,7 +139,7 @@ def test_failed_run_is_kept_with_its_error() -> None:
     with pytest.raises(ValueError, match="provider down"):
         graph.invoke(
             {"messages": [("user", QUESTION)]},
-            {"configurable": {"thread_id": "e"}, "callbacks": [AriadneCallbackHandler(store=store)]},
+            {"configurable": {"thread_id": "e"}, "callbacks": [AriadneCallbackHandler(store=store, synchronous=True)]},
         )
     (trace,) = store.list_traces()
     assert trace.error is not None and "provider down" in trace.error
@@ -177,6 +179,7 @@ def test_ignores_replays_and_non_graph_runs() -> None:
     )
     faithful_arithmetic_model().invoke("6 and 7", {"callbacks": [handler]})  # a model run: not a chain
     RunnableLambda(lambda x: x).invoke(1, {"callbacks": [handler]})  # a chain without graph nodes
+    assert handler.flush(timeout=30)
     assert store.list_traces() == [] and handler.stats.ignored == 2
 
 

@@ -33,6 +33,7 @@ def test_a_declined_run_is_not_recorded_at_all(builder: str) -> None:
     graph = build_agent(faithful_arithmetic_model(), builder, InMemorySaver())
     _invoke(graph, handler, "a", metadata={"user_id": "u-1"}, tags=["web"])
     _invoke(graph, handler, "b", metadata={"user_id": "u-2"})
+    assert handler.flush(timeout=30)
     (trace,) = store.list_traces()
     assert trace.thread_id == "a" and [s[0] for s in seen] == [trace.trace_id, seen[1][0]]
     assert seen[0][2] == ("web",) and seen[0][3]["thread_id"] == "a"
@@ -54,7 +55,9 @@ def test_the_trace_can_be_built_later_on_another_thread(builder: str) -> None:
     eager = InMemoryTraceStore()
     graph = build_agent(faithful_arithmetic_model(), builder, InMemorySaver())
     _invoke(graph, deferred, "t")
-    _invoke(graph.with_config(callbacks=[AriadneCallbackHandler(store=eager)]), deferred, "t")  # same thread, again
+    _invoke(
+        graph.with_config(callbacks=[AriadneCallbackHandler(store=eager, synchronous=True)]), deferred, "t"
+    )  # same thread, again
     assert len(finished) == 2 and not any(f.failed for f in finished)
     built: list[Trace] = []
     worker = threading.Thread(target=lambda: built.extend(f.build() for f in finished))

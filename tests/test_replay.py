@@ -108,7 +108,10 @@ async def test_async_replay_on_async_sqlite(builder: str, tmp_path: Path) -> Non
         store = InMemoryTraceStore()
         await graph.ainvoke(
             {"messages": [("user", QUESTION)]},
-            {"configurable": {"thread_id": "t-1"}, "callbacks": [AriadneCallbackHandler(store=store)]},
+            {
+                "configurable": {"thread_id": "t-1"},
+                "callbacks": [AriadneCallbackHandler(store=store, synchronous=True)],
+            },
         )
         (trace,) = store.list_traces()
         before = [s.config async for s in graph.aget_state_history({"configurable": {"thread_id": "t-1"}})]

@@ -102,7 +102,7 @@ def record_queries(
 ) -> list[Trace]:
     """Run each query once through ``graph`` with a recorder; a failed run is recorded with its error."""
     traces: list[Trace] = []
-    handler = AriadneCallbackHandler(store=store, on_trace=traces.append)
+    handler = AriadneCallbackHandler(store=store, on_trace=traces.append, synchronous=True)
     counter = _CallCounter()
     with _progress() as progress:
         task = progress.add_task("running the agent", total=len(queries))

@@ -195,7 +195,7 @@ def run_agent_and_audit(rows: list[Row]) -> dict[str, BypassExample]:
             server.chat_model(max_tokens=MAX_TOKENS), checkpointer=InMemorySaver(), constrained=True
         )
         traces: list[Trace] = []
-        handler = AriadneCallbackHandler(on_trace=traces.append)
+        handler = AriadneCallbackHandler(on_trace=traces.append, synchronous=True)
         auditor = Auditor(graph, answer_extractor=lambda text: extract_final_answer(text) or text, lam=0)
         for row in rows:
             qid, question = row.id, row.question

@@ -121,7 +121,7 @@ def record_and_audit(base: str) -> tuple[str, str]:
 
     graphs: dict[str, Any] = {}
     store = InMemoryTraceStore()
-    handler = AriadneCallbackHandler(store=store, span_context_getter=agent_span_ref)
+    handler = AriadneCallbackHandler(store=store, span_context_getter=agent_span_ref, synchronous=True)
     for thread, model in (("faithful-1", faithful_arithmetic_model()), ("unfaithful-1", unfaithful_arithmetic_model())):
         graphs[thread] = create_agent(model, [calculator], checkpointer=InMemorySaver(), name="demo-agent")
         graphs[thread].invoke(

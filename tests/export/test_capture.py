@@ -314,7 +314,11 @@ def test_recorder_with_agent_span_ref_links_to_the_trace_root(
 
     exporter: InMemorySpanExporter = request.getfixturevalue(instrumentation)
     store = InMemoryTraceStore()
-    run(make_agent("create_agent"), AriadneCallbackHandler(store=store, span_context_getter=agent_span_ref), mode)
+    run(
+        make_agent("create_agent"),
+        AriadneCallbackHandler(store=store, span_context_getter=agent_span_ref, synchronous=True),
+        mode,
+    )
 
     (recorded,) = store.list_traces()
     (root,) = trace_roots(exporter)
@@ -342,7 +346,7 @@ def test_audit_spans_link_to_the_agent_root_span(request: pytest.FixtureRequest,
     store = InMemoryTraceStore()
     graph.invoke(
         {"messages": [("user", QUESTION)]},
-        {"configurable": {"thread_id": "linked"}, "callbacks": [AriadneCallbackHandler(store=store)]},
+        {"configurable": {"thread_id": "linked"}, "callbacks": [AriadneCallbackHandler(store=store, synchronous=True)]},
     )
     (agent_root,) = trace_roots(exporter)
     (trace,) = store.list_traces()

@@ -221,7 +221,10 @@ def test_real_audit_of_an_instrumented_agent_in_phoenix(
         store = InMemoryTraceStore()
         graph.invoke(
             {"messages": [("user", "How many apples are in 6 boxes of 7?")]},
-            {"configurable": {"thread_id": "phoenix-1"}, "callbacks": [AriadneCallbackHandler(store=store)]},
+            {
+                "configurable": {"thread_id": "phoenix-1"},
+                "callbacks": [AriadneCallbackHandler(store=store, synchronous=True)],
+            },
         )
         (trace,) = store.list_traces()
         assert trace.span is not None, "the recorder found OpenInference's agent span"

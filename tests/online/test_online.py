@@ -49,7 +49,7 @@ def test_sampled_runs_are_audited_in_the_background(tmp_path: Path, saver: Sqlit
     served = online.wrap(graph)
     other = InMemoryTraceStore()
     for i in range(3):  # wrapped; callbacks given at invoke time still run
-        run(served, i, callbacks=[AriadneCallbackHandler(store=other)])
+        run(served, i, callbacks=[AriadneCallbackHandler(store=other, synchronous=True)])
     for i in range(3, 6):  # or the handler in the run config
         run(graph, i, callbacks=[online.handler])
     assert len(other.list_traces()) == 3

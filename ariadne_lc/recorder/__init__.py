@@ -1,0 +1,44 @@
+"""The callback handler that turns live LangGraph runs into :class:`~ariadne_lc.trace.Trace` records.
+
+It runs inside the user's agent, on the agent's threads, so it follows the rules of OpenTelemetry's
+span processors: it never raises (every hook is guarded; failures are logged and counted), never
+blocks (no I/O on the agent's thread), keeps state only for runs in flight (popped on end or error)
+under hard caps with drop counters, and ignores the replays that the auditor itself runs.
+
+What happens on the agent's thread is kept to bookkeeping: only chain events are needed (a node's
+output holds the AI message it wrote and the tool messages answering earlier calls, which is exactly
+what the graph state records), so LLM, tool and retriever callbacks are switched off, and a node's
+output is kept as it came (one tuple appended under a lock). Reading the messages, building steps
+and the :class:`Trace`, and the store's ``put`` happen after the run, on a builder thread
+(``synchronous=True`` moves them back onto the agent's thread at the run's end).
+
+Human in the loop: a root run that ends with ``__interrupt__`` in its output is paused, not
+finished. Its trace is stored unfinished (``interrupted``, no answer) and the run is kept (bounded)
+under its thread id; the ``Command(resume=...)`` run on that thread continues the same trace, and
+the answer is recorded beside the question in ``Trace.interrupts`` so that replays can give it again.
+
+Two optional hooks keep the agent's thread lighter still for online auditing: ``sample`` decides at a
+root run's start whether to record it at all, and ``on_run_end`` receives a :class:`FinishedRun`
+whose trace is built later, on the consumer's thread.
+"""
+
+from ariadne_lc.recorder._background import DEFAULT_MAX_QUEUED_TRACES
+from ariadne_lc.recorder._handler import (
+    DEFAULT_MAX_PAUSED_RUNS,
+    DEFAULT_MAX_RUNS_IN_FLIGHT,
+    AriadneCallbackHandler,
+    RunSampler,
+    SpanContextGetter,
+)
+from ariadne_lc.recorder._run import FinishedRun, RecorderStats
+
+__all__ = [
+    "DEFAULT_MAX_PAUSED_RUNS",
+    "DEFAULT_MAX_QUEUED_TRACES",
+    "DEFAULT_MAX_RUNS_IN_FLIGHT",
+    "AriadneCallbackHandler",
+    "FinishedRun",
+    "RecorderStats",
+    "RunSampler",
+    "SpanContextGetter",
+]

@@ -1,0 +1,409 @@
+"""The callback handler (see the package docstring for the rules it follows)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.errors import GraphInterrupt
+from langgraph.types import Command
+from opentelemetry import trace
+
+from ariadne_lc._messages import first_human_text
+from ariadne_lc.export.capture import agent_span_ref, current_agent_span_context
+from ariadne_lc.recorder._background import DEFAULT_MAX_QUEUED_TRACES, Builder
+from ariadne_lc.recorder._run import (
+    FinishedRun,
+    RecorderStats,
+    _Asked,
+    _Run,
+    build_trace,
+    new_interrupts,
+    record_answers,
+)
+from ariadne_lc.semconv import ARIADNE_REPLAY, GEN_AI_AGENT_NAME
+from ariadne_lc.store import TraceStore
+from ariadne_lc.trace import SpanRef, Trace
+
+__all__ = [
+    "DEFAULT_MAX_PAUSED_RUNS",
+    "DEFAULT_MAX_RUNS_IN_FLIGHT",
+    "AriadneCallbackHandler",
+    "RunSampler",
+    "SpanContextGetter",
+]
+
+logger = logging.getLogger("ariadne_lc.recorder")
+
+DEFAULT_MAX_RUNS_IN_FLIGHT = 10_000
+"""Root runs tracked at once; beyond it new runs are dropped and counted, so memory stays bounded."""
+DEFAULT_MAX_PAUSED_RUNS = 10_000
+"""Runs paused at an interrupt kept for their resume; beyond it the oldest is forgotten and counted."""
+
+SpanContextGetter = Callable[[UUID], SpanRef | None]
+"""Returns the agent's span context for a root run id, or ``None``."""
+
+RunSampler = Callable[[str, str | None, tuple[str, ...], Mapping[str, Any]], bool]
+"""Decides at a root run's start whether to record it, from (trace id, agent name, tags, metadata)."""
+
+
+def _span_at_end(run_id: UUID) -> SpanRef | None:
+    """At the root run's end only OpenInference's per-run span is trustworthy: an async OpenLLMetry
+    tracer may have left a descendant span attached to the current context (see export.capture)."""
+    context = current_agent_span_context(run_id, use_current_context=False)
+    if context is None:
+        return None
+    return SpanRef(
+        trace_id=trace.format_trace_id(context.trace_id),
+        span_id=trace.format_span_id(context.span_id),
+        trace_flags=int(context.trace_flags),
+    )
+
+
+def _jsonable(metadata: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metadata.items() if isinstance(v, str | int | float | bool) or v is None}
+
+
+class AriadneCallbackHandler(BaseCallbackHandler):
+    """Records every LangGraph run it sees into a :class:`Trace` and puts it into ``store``.
+
+    Pass it in the run config (``{"callbacks": [handler]}``) or bind it to the graph with
+    ``graph.with_config(callbacks=[handler])``. One handler serves any number of concurrent runs,
+    sync or async. A turn that pauses at ``interrupt()`` is stored as an unfinished trace
+    (``interrupted``, no answer); its ``Command(resume=...)`` continues the same trace, with the answer
+    recorded in ``Trace.interrupts``.
+
+    Traces are built and stored on a background thread: call :meth:`flush` before reading the store
+    right after a run (tests, scripts), or pass ``synchronous=True``.
+
+    Args:
+        store: Where traces go. ``None`` keeps only ``on_trace`` / ``on_run_end``.
+        on_trace: Called with each trace after the store (on the builder thread, or the agent's
+            thread when ``synchronous``); guarded.
+        sample: Called at each root run's start (on the agent's thread, guarded); a run it declines
+            is not recorded at all.
+        on_run_end: Called with each finished or paused run before its trace is built (on the
+            agent's thread, guarded); the callee builds the trace when and where it likes.
+        span_context_getter: How to find the agent's OpenTelemetry span for a root run id (asked at
+            the root run's start and, if that found nothing, at its end). The default finds the span of
+            OpenInference's and OpenLLMetry's LangChain instrumentations and of the application's own
+            tracing (:mod:`ariadne_lc.export.capture`).
+        max_runs_in_flight: Hard cap on tracked root runs.
+        max_paused_runs: Hard cap on runs kept waiting for their resume.
+        synchronous: Build and store each trace on the agent's thread when its run ends.
+        max_queued: Hard cap on runs waiting for the builder thread.
+
+    Examples:
+        >>> from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore
+        >>> store = InMemoryTraceStore()
+        >>> handler = AriadneCallbackHandler(store=store)
+    """
+
+    raise_error = False
+    run_inline = True  # cheap and lock-guarded: no thread hop, and OTel context is the agent's own
+
+    def __init__(
+        self,
+        store: TraceStore | None = None,
+        *,
+        on_trace: Callable[[Trace], None] | None = None,
+        span_context_getter: SpanContextGetter | None = None,
+        max_runs_in_flight: int = DEFAULT_MAX_RUNS_IN_FLIGHT,
+        sample: RunSampler | None = None,
+        on_run_end: Callable[[FinishedRun], None] | None = None,
+        max_paused_runs: int = DEFAULT_MAX_PAUSED_RUNS,
+        synchronous: bool = False,
+        max_queued: int = DEFAULT_MAX_QUEUED_TRACES,
+    ) -> None:
+        for name, value in (
+            ("max_runs_in_flight", max_runs_in_flight),
+            ("max_paused_runs", max_paused_runs),
+            ("max_queued", max_queued),
+        ):
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
+        self.store = store
+        self.on_trace = on_trace
+        self.sample = sample
+        self.on_run_end = on_run_end
+        self.synchronous = synchronous
+        self._span_at_start: SpanContextGetter = span_context_getter or agent_span_ref
+        self._span_at_end: SpanContextGetter = span_context_getter or _span_at_end
+        self.max_runs_in_flight = max_runs_in_flight
+        self.max_paused_runs = max_paused_runs
+        self.stats = RecorderStats()
+        self._lock = threading.Lock()
+        self._runs: dict[UUID, _Run] = {}
+        self._root_of: dict[UUID, _Run] = {}
+        self._paused: OrderedDict[str, _Run] = OrderedDict()
+        self._seq = 0
+        self._warned_full = False
+        self._builder = Builder(self._deliver, self._dropped_by_builder, max_queued)
+
+    # Only chain events matter (see the package docstring).
+    @property
+    def ignore_llm(self) -> bool:
+        return True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        return True
+
+    @property
+    def ignore_agent(self) -> bool:  # also switches off tool callbacks
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        return True
+
+    @property
+    def runs_in_flight(self) -> int:
+        """Root runs currently tracked."""
+        return len(self._runs)
+
+    @property
+    def runs_paused(self) -> int:
+        """Runs paused at an interrupt, waiting for their resume."""
+        return len(self._paused)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every run that ended so far is built and stored; ``False`` on timeout."""
+        return self._builder.flush(timeout)
+
+    def shutdown(self, timeout: float | None = None) -> bool:
+        """Store what is queued, then stop the builder thread (later runs are dropped and counted)."""
+        return self._builder.shutdown(timeout)
+
+    # -- hooks (agent's thread: guarded, no I/O) ---------------------------------------------------
+
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: dict[str, Any] | Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        try:
+            if parent_run_id is None:
+                self._start_root(inputs, run_id, tags, metadata or {}, kwargs.get("name"))
+                return
+            with self._lock:
+                run = self._root_of.get(parent_run_id)
+                if run is None:
+                    return
+                self._root_of[run_id] = run
+                run.open += 1
+                if metadata is None:
+                    return
+                node = metadata.get("langgraph_node")
+                if node is None or kwargs.get("name") != node:
+                    return
+                task_path = metadata.get("langgraph_checkpoint_ns", "")
+                # A node's own runnable (e.g. a RunnableLambda named like the node) repeats the namespace.
+                parent = run.nodes.get(parent_run_id)
+                if parent is None or parent[0] != task_path:
+                    run.nodes[run_id] = (task_path, metadata.get("langgraph_step"))
+        except Exception:
+            self._fail("on_chain_start")
+
+    def on_chain_end(
+        self, outputs: dict[str, Any] | Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
+        try:
+            if parent_run_id is None:
+                self._end_root(run_id, outputs, None)
+                return
+            with self._lock:
+                run = self._root_of.pop(run_id, None)
+                if run is None:
+                    return
+                run.open -= 1
+                node_run = run.nodes.pop(run_id, None)
+                if node_run is not None:  # read later, off the agent's thread
+                    self._seq += 1
+                    run.pending.append((self._seq, node_run[0], node_run[1], outputs))
+        except Exception:
+            self._fail("on_chain_end")
+
+    def on_chain_error(
+        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
+        try:
+            if parent_run_id is None:
+                self._end_root(run_id, None, error)
+                return
+            with self._lock:
+                run = self._root_of.pop(run_id, None)
+                if run is None:
+                    return
+                run.open -= 1
+                node_run = run.nodes.pop(run_id, None)
+                if node_run is not None and isinstance(error, GraphInterrupt) and error.args:
+                    for asked in error.args[0]:  # the innermost node that asked ends first
+                        run.asked_by.setdefault(asked.id, (node_run[0], asked.value))
+        except Exception:
+            self._fail("on_chain_error")
+
+    # -- internals ---------------------------------------------------------------------------------
+
+    def _fail(self, where: str) -> None:
+        self.stats.errors += 1
+        logger.exception("ariadne recorder: %s failed; the agent run is not affected", where)
+
+    def _dropped_by_builder(self) -> None:
+        self.stats.dropped += 1
+        if not self._warned_full:
+            self._warned_full = True
+            logger.warning("ariadne recorder: the build queue is full, dropping traces (counted in stats.dropped)")
+
+    def _start_root(
+        self, inputs: Any, run_id: UUID, tags: list[str] | None, metadata: dict[str, Any], name: str | None
+    ) -> None:
+        if metadata.get(ARIADNE_REPLAY):
+            self.stats.ignored += 1
+            return
+        thread = metadata.get("thread_id")
+        thread_id = None if thread is None else str(thread)
+        resume = inputs.resume if isinstance(inputs, Command) else None
+        if thread_id is not None and self._paused:
+            with self._lock:
+                paused = self._paused.pop(thread_id, None)
+            if paused is not None and resume is not None:
+                self._resume(paused, resume, run_id)
+                return
+            # A new turn on a thread whose interrupt was never answered: that turn stays unfinished.
+        agent_name = metadata.get(GEN_AI_AGENT_NAME) or name
+        if self.sample is not None:
+            try:
+                keep = self.sample(str(run_id), agent_name, tuple(tags or ()), metadata)
+            except Exception:
+                self._fail("sample")
+                keep = False
+            if not keep:
+                with self._lock:
+                    self.stats.unsampled += 1
+                return
+        with self._lock:
+            full = len(self._runs) >= self.max_runs_in_flight
+            if full:
+                self.stats.dropped += 1
+                warn = not self._warned_full
+                self._warned_full = True
+        if full:
+            if warn:
+                logger.warning(
+                    "ariadne recorder: %d runs in flight, dropping new runs (counted in stats.dropped)",
+                    self.max_runs_in_flight,
+                )
+            return
+        run = _Run(
+            trace_id=str(run_id),
+            thread_id=thread_id,
+            query=first_human_text(inputs),
+            agent_name=agent_name,
+            tags=tuple(tags or ()),
+            metadata=_jsonable(metadata),
+            span=self._span(self._span_at_start, run_id),
+            started_at=datetime.now(UTC),
+        )
+        if resume is not None:  # a resume whose paused run this handler never saw
+            run.asked.append(_Asked(id=None, task_path=None, value=None, answered=True, resume=resume))
+        with self._lock:
+            self._runs[run_id] = run
+            self._root_of[run_id] = run
+
+    def _resume(self, run: _Run, resume: Any, run_id: UUID) -> None:
+        """Continue a paused turn: record the answers, track the new root run as the same run."""
+        record_answers(run, resume)
+        with self._lock:
+            self._runs[run_id] = run
+            self._root_of[run_id] = run
+            self.stats.resumed += 1
+
+    def _span(self, getter: SpanContextGetter, run_id: UUID) -> SpanRef | None:
+        try:
+            return getter(run_id)
+        except Exception:
+            self._fail("span_context_getter")
+            return None
+
+    def _end_root(self, run_id: UUID, outputs: Any, error: BaseException | None) -> None:
+        with self._lock:
+            run = self._runs.pop(run_id, None)
+            self._root_of.pop(run_id, None)
+            if run is not None and run.open:  # children that never ended: forget them with their root
+                for child in [k for k, v in self._root_of.items() if v is run]:
+                    del self._root_of[child]
+                run.open = 0
+                run.nodes.clear()
+        if run is None:
+            return
+        asked = new_interrupts(run, outputs, error)
+        paused = bool(asked) or isinstance(error, GraphInterrupt)
+        if not run.pending and not run.asked and error is None and not paused:
+            self.stats.ignored += 1
+            return
+        if run.span is None:
+            run.span = self._span(self._span_at_end, run_id)  # here: the current context is the agent's
+        built = run
+        if paused:
+            run.asked.extend(asked)
+            built = run.snapshot()  # the turn goes on after its resume; the builder reads a copy
+            self._pause(run)
+        finished = FinishedRun(
+            run.trace_id, paused or error is not None, partial(build_trace, built, outputs, error, run.span, paused)
+        )
+        if self.on_run_end is not None:
+            try:
+                self.on_run_end(finished)
+            except Exception:
+                self._fail("on_run_end")
+        if self.store is not None or self.on_trace is not None:
+            if self.synchronous:
+                self._deliver(finished)
+            else:
+                self._builder.submit(finished)
+        self.stats.recorded += 1
+
+    def _pause(self, run: _Run) -> None:
+        if run.thread_id is None:
+            return  # no thread, no resume
+        with self._lock:
+            self.stats.paused += 1
+            self._paused[run.thread_id] = run
+            while len(self._paused) > self.max_paused_runs:
+                self._paused.popitem(last=False)
+                self.stats.paused_dropped += 1
+
+    def _deliver(self, finished: FinishedRun) -> None:
+        try:
+            trace = finished.build()
+        except Exception:
+            self._fail("building a trace")
+            return
+        if self.store is not None:
+            try:
+                self.store.put(trace)
+            except Exception:
+                self._fail("store.put")
+        if self.on_trace is not None:
+            try:
+                self.on_trace(trace)
+            except Exception:
+                self._fail("on_trace")

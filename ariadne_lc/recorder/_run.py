@@ -1,0 +1,240 @@
+"""A root run's state while it is in flight, and the pure function that turns it into a :class:`Trace`.
+
+The handler only appends to a :class:`_Run` (under its lock); everything that allocates per message
+(reading node outputs, joining tool outputs to calls, building steps) happens in :func:`build_trace`,
+which runs after the run ended, on the background builder's thread by default.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.errors import GraphInterrupt
+
+from ariadne_lc._messages import last_ai_text, messages_in, thought_of, tool_call_record
+from ariadne_lc.trace import CheckpointRef, InterruptRecord, SpanRef, Step, Trace
+
+__all__ = ["FinishedRun", "RecorderStats", "build_trace", "jsonable_value", "new_interrupts", "record_answers"]
+
+
+class FinishedRun:
+    """A root run that has ended (or paused at an interrupt), its :class:`Trace` not built yet.
+
+    :meth:`build` makes the trace; it may be called later and on another thread (the recorder no
+    longer touches what it reads), once.
+    """
+
+    __slots__ = ("_build", "failed", "trace_id")
+
+    def __init__(self, trace_id: str, failed: bool, build: Callable[[], Trace]) -> None:
+        self.trace_id = trace_id
+        """The trace id the built trace will have (a resumed turn keeps its first run's id)."""
+        self.failed = failed
+        """The run raised or is paused at an interrupt: it has no final answer (yet)."""
+        self._build = build
+
+    def build(self) -> Trace:
+        """The run's trace."""
+        return self._build()
+
+
+@dataclass(slots=True)
+class RecorderStats:
+    """Counters of what the recorder did; read them to alert on a misbehaving set-up."""
+
+    recorded: int = 0
+    """Runs handed on (to the builder, the store or ``on_run_end``); a paused run counts once per pause."""
+    dropped: int = 0
+    """Root runs not tracked because ``max_runs_in_flight`` was reached, or traces the full build queue refused."""
+    errors: int = 0
+    """Exceptions caught inside the handler, the builder or the store (each was logged)."""
+    ignored: int = 0
+    """Root runs that were not LangGraph runs, or were ariadne replays."""
+    unsampled: int = 0
+    """Root runs the ``sample`` hook chose not to record."""
+    paused: int = 0
+    """Runs that stopped at a human-in-the-loop interrupt."""
+    resumed: int = 0
+    """Resumptions joined to the paused run they continue (one trace per user turn)."""
+    paused_dropped: int = 0
+    """Paused runs forgotten before their resume (``max_paused_runs`` reached): their resume starts a new trace."""
+
+
+@dataclass(slots=True)
+class _Asked:
+    id: str | None
+    task_path: str | None
+    value: Any
+    answered: bool = False
+    resume: Any = None
+
+
+@dataclass(slots=True)
+class _Run:
+    trace_id: str
+    thread_id: str | None
+    query: str
+    agent_name: str | None
+    tags: tuple[str, ...]
+    metadata: dict[str, Any]
+    span: SpanRef | None
+    started_at: datetime
+    pending: list[tuple[int, str, int | None, Any]] = field(default_factory=list)
+    """Node outputs as they came: (sequence, task path, LangGraph step, outputs), read only when built."""
+    nodes: dict[Any, tuple[str, int | None]] = field(default_factory=dict)
+    """Run id of each node run in flight -> its task path and LangGraph step."""
+    open: int = 0
+    """Descendant runs in flight; stragglers are purged at the root's end when it is not zero."""
+    asked: list[_Asked] = field(default_factory=list)
+    """Interrupts of this turn, in order."""
+    asked_by: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    """Interrupt id -> (task path of the innermost node that raised it, its value)."""
+
+    def snapshot(self) -> _Run:
+        """A copy the builder may read while this run goes on after a resume."""
+        return replace(
+            self,
+            pending=list(self.pending),
+            nodes={},
+            asked=[replace(a) for a in self.asked],
+            asked_by=dict(self.asked_by),
+        )
+
+
+def jsonable_value(value: Any) -> Any:
+    """``value`` as JSON-compatible data (unknown objects become their ``str``), for traces and matching."""
+    if hasattr(value, "model_dump"):
+        try:
+            value = value.model_dump(mode="json")
+        except Exception:  # a pydantic model that cannot dump: keep its text
+            return str(value)
+    return json.loads(json.dumps(value, default=str))
+
+
+def new_interrupts(run: _Run, outputs: Any, error: BaseException | None) -> list[_Asked]:
+    """The interrupts a root run stopped at that the run had not recorded yet.
+
+    LangGraph 1.x ends the root run normally; the asking node's run ends with ``GraphInterrupt``
+    (seen in ``asked_by``). ``__interrupt__`` in the output and a ``GraphInterrupt`` reaching the
+    root are read too, for other versions and streaming modes.
+    """
+    raised: tuple[Any, ...] = ()
+    if isinstance(error, GraphInterrupt):
+        raised = tuple(error.args[0]) if error.args else ()
+    elif isinstance(outputs, dict):
+        raised = tuple(outputs.get("__interrupt__") or ())
+    known = {a.id for a in run.asked}
+    asked = [_Asked(i.id, None, i.value) for i in raised if i.id not in known]
+    known.update(a.id for a in asked)
+    return asked + [_Asked(i, path, value) for i, (path, value) in run.asked_by.items() if i not in known]
+
+
+def record_answers(run: _Run, resume: Any) -> None:
+    """Mark the waiting interrupts answered by ``Command(resume=...)``: a dict keyed by interrupt ids
+    answers each, any other value answers the first waiting one (as LangGraph does)."""
+    waiting = [a for a in run.asked if not a.answered]
+    by_id = resume if isinstance(resume, dict) and any(a.id in resume for a in waiting) else None
+    for i, asked in enumerate(waiting):
+        if by_id is not None and asked.id in by_id:
+            asked.answered, asked.resume = True, by_id[asked.id]
+        elif by_id is None and i == 0:
+            asked.answered, asked.resume = True, resume
+
+
+def _interrupt_records(run: _Run) -> tuple[InterruptRecord, ...]:
+    records = []
+    for a in run.asked:
+        raised = run.asked_by.get(a.id) if a.id else None
+        path = a.task_path or (raised[0] if raised else None)
+        node = None if path is None else path.rpartition("|")[2].partition(":")[0]
+        records.append(
+            InterruptRecord.model_construct(
+                id=a.id,
+                node=node,
+                task_path=path,
+                value=jsonable_value(a.value),
+                answered=a.answered,
+                resume=jsonable_value(a.resume) if a.answered else None,
+            )
+        )
+    return tuple(records)
+
+
+def _steps(run: _Run) -> tuple[Step, ...]:
+    """One step per AI message, in the order the nodes ended.
+
+    A message id seen again (a parent graph echoing its subgraph's messages, a middleware rewriting
+    the tool calls of the model's message) updates the step it first made: the step keeps the node
+    and task that produced it, and takes the latest content.
+    """
+    drafts: dict[str, tuple[str, int | None, AIMessage]] = {}
+    order: list[str] = []
+    outputs: dict[str, ToolMessage] = {}
+    for _, task_path, langgraph_step, node_outputs in sorted(run.pending, key=lambda p: p[0]):
+        for message in messages_in(node_outputs):
+            if isinstance(message, AIMessage):
+                key = message.id or f"\0{len(order)}"
+                if key in drafts:
+                    path, step, _ = drafts[key]
+                    drafts[key] = (path, step, message)
+                else:
+                    drafts[key] = (task_path, langgraph_step, message)
+                    order.append(key)
+            elif isinstance(message, ToolMessage):
+                outputs[message.tool_call_id] = message
+    steps = []
+    for index, key in enumerate(order):
+        task_path, langgraph_step, message = drafts[key]
+        parent_ns, _, own = task_path.rpartition("|")
+        node, _, task_id = own.partition(":")
+        steps.append(
+            Step.model_construct(
+                index=index,
+                node=node,
+                langgraph_step=langgraph_step,
+                thought=thought_of(message),
+                tool_calls=tuple(tool_call_record(tc, outputs) for tc in message.tool_calls),
+                message_id=message.id,
+                checkpoint=CheckpointRef.model_construct(
+                    thread_id=run.thread_id,
+                    checkpoint_ns=parent_ns,
+                    task_id=task_id or None,
+                    task_path=task_path,
+                    checkpoint_id=None,
+                ),
+            )
+        )
+    return tuple(steps)
+
+
+def build_trace(run: _Run, outputs: Any, error: BaseException | None, span: SpanRef | None, paused: bool) -> Trace:
+    """The trace of a run that ended (``paused``: stopped at an interrupt, so no answer yet)."""
+    # Everything comes from LangChain's own typed objects; model_construct skips a second validation.
+    steps = _steps(run)
+    final: str | None = None
+    if not paused:
+        if outputs is not None:
+            final = last_ai_text(messages_in(outputs))
+        if final is None and steps and steps[-1].is_final and error is None:
+            final = steps[-1].thought
+    return Trace.model_construct(
+        trace_id=run.trace_id,
+        thread_id=run.thread_id,
+        query=run.query,
+        steps=steps,
+        final_answer=final,
+        error=None if error is None or paused else f"{type(error).__name__}: {error}",
+        interrupted=paused,
+        interrupts=_interrupt_records(run),
+        span=span,
+        agent_name=run.agent_name,
+        tags=run.tags,
+        metadata=run.metadata,
+        started_at=run.started_at,
+        ended_at=datetime.now(UTC),
+    )

@@ -1,0 +1,202 @@
+"""One replay, start to end, as a generator of LangGraph calls (run it with ``_ops.run_sync`` or ``run_async``)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from ariadne_lc._messages import thought_of, tool_call_record, tool_outputs
+from ariadne_lc.errors import ConfigurationError, NoThoughtError, NotReplayableError, ReplayDidNotFinishError
+from ariadne_lc.replay._fork import Level, copy_levels, locate
+from ariadne_lc.replay._interrupts import Answers, pending_interrupts
+from ariadne_lc.replay._ops import GetState, Invoke, Op, UpdateState
+from ariadne_lc.replay._tools import Served, serve
+from ariadne_lc.replay._types import ReplayResult, ToolPolicy
+from ariadne_lc.semconv import ARIADNE_REPLAY
+from ariadne_lc.trace import Step, Trace
+
+if TYPE_CHECKING:
+    from ariadne_lc.replay._replayer import Replayer
+
+__all__ = ["replay_flow"]
+
+
+@dataclass(slots=True, eq=False)  # hashable: LangGraph puts handlers in sets
+class _Counter(BaseCallbackHandler):
+    model_calls: int = 0
+    tool_calls: int = 0
+    run_inline: bool = field(default=True)
+
+    def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        self.model_calls += 1
+
+    def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
+        self.model_calls += 1
+
+    def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
+        self.tool_calls += 1
+
+
+def _substitute(message: AIMessage, thought: str) -> AIMessage:
+    """The same message (id, tool calls) with ``thought`` as its only text and no provider reasoning.
+
+    A reasoning model's own reasoning items (content blocks, ``additional_kwargs``) are dropped: a
+    provider would otherwise replay the original reasoning beside the substituted one.
+    """
+    extra = {k: v for k, v in message.additional_kwargs.items() if k not in ("reasoning", "reasoning_content")}
+    return message.model_copy(update={"content": thought, "additional_kwargs": extra})
+
+
+def _check(trace: Trace, index: int) -> Step:
+    step = trace.step(index)
+    if not step.thought.strip():
+        raise NoThoughtError(
+            f"step {index} of trace {trace.trace_id} has no thought (a bare tool call); choose a step with text, "
+            "or step='auto'"
+        )
+    if step.checkpoint.thread_id is None:
+        raise NotReplayableError(
+            f"trace {trace.trace_id} was recorded without a thread_id; run the graph with "
+            "config={'configurable': {'thread_id': ...}} so that it is checkpointed"
+        )
+    if step.checkpoint.task_id is None or not step.checkpoint.task_path:
+        raise NotReplayableError(f"step {index} has no LangGraph task id; it cannot be located")
+    return step
+
+
+def _deepest(snapshot: Any) -> Any:
+    """The snapshot of the innermost graph with work pending (the top level when no subgraph has any)."""
+    while True:
+        inner = next((t.state for t in snapshot.tasks if getattr(t.state, "next", None)), None)
+        if inner is None:
+            return snapshot
+        snapshot = inner
+
+
+def _update(levels: list[Level], original: AIMessage, steps: list[Step], thoughts: Mapping[int, str]) -> list[Any]:
+    """The messages written at the fork: earlier chosen steps rewritten in place, then the latest one."""
+    messages = {m.id: m for m in levels[-1].before.values["messages"]}
+    out: list[Any] = []
+    for step in steps[:-1]:
+        message = messages.get(step.message_id) if step.message_id else None
+        if not isinstance(message, AIMessage) or step.checkpoint.checkpoint_ns != steps[-1].checkpoint.checkpoint_ns:
+            raise NotReplayableError(
+                f"step {step.index}'s message is not in the state before step {steps[-1].index}; "
+                "steps of one multi-step intervention must belong to the same run and the same (sub)graph"
+            )
+        out.append(_substitute(message, thoughts[step.index]))
+    out.append(_substitute(original, thoughts[steps[-1].index]))
+    return out
+
+
+def replay_flow(
+    replayer: Replayer, trace: Trace, thoughts: Mapping[int, str], *, early: bool, instruction: str
+) -> Generator[Op, Any, ReplayResult]:
+    """Fork at the latest chosen step, substitute, and run on to an answer (see the package docstring)."""
+    if not thoughts:
+        raise ConfigurationError("no steps to substitute")
+    steps = [_check(trace, k) for k in sorted(thoughts)]
+    last = steps[-1]
+    levels, original = yield from locate(replayer.graph, last, replayer.tool_node_of)
+    written = _update(levels, original, steps, thoughts)
+    intercept = early or replayer.tool_policy is ToolPolicy.RECORDED
+    as_node = last.node
+    if early:
+        tool_node = replayer.tool_node_of(levels[-1].ns)
+        if tool_node is None:
+            raise NotReplayableError(
+                "early answering needs the graph's tool node (its edge leads back to the model); "
+                "none was found, pass tool_node= to the Replayer"
+            )
+        written[-1] = written[-1].model_copy(update={"tool_calls": []})
+        written.append(HumanMessage(content=instruction))
+        as_node = tool_node
+    iso_saver = InMemorySaver()
+    thread = f"ariadne-replay-{uuid.uuid4()}"
+    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread)
+    iso = replayer.isolated_graph(iso_saver, intercept=intercept)
+    counter = _Counter()
+    config: dict[str, Any] = {
+        "configurable": {"thread_id": thread},
+        "callbacks": [counter],
+        "metadata": {ARIADNE_REPLAY: True},
+        "tags": ["ariadne-replay"],
+        "recursion_limit": replayer.max_turns * 2 + 5,
+    }
+    fork_id = levels[-1].before.config["configurable"]["checkpoint_id"]
+    at = {"configurable": {"thread_id": thread, "checkpoint_ns": levels[-1].ns, "checkpoint_id": fork_id}}
+    yield UpdateState(iso, at, {"messages": written}, as_node)
+    served = Served(trace)
+    answers = Answers(trace.interrupts)
+    for _ in range(replayer.max_turns * 3 + 3):
+        snapshot = yield GetState(iso, config)
+        if not snapshot.next:
+            return _result(replayer, levels, snapshot, config, counter, served, answers, last, early, fork_id)
+        asked = pending_interrupts(snapshot)
+        if asked:
+            resume = {i.id: answers.take(node, i.value).resume for node, i in asked}
+            yield Invoke(iso, Command(resume=resume), config)
+            continue
+        level = _deepest(snapshot)
+        ns = level.config["configurable"].get("checkpoint_ns", "")
+        tool_node = replayer.tool_node_of(ns)
+        if intercept and tool_node is not None and tool_node in level.next:
+            tool_messages = yield from serve(level.values, served, replayer.tools_of(ns), replayer.safe_tools, early)
+            yield UpdateState(iso, level.config, {"messages": tool_messages}, tool_node)
+        else:
+            yield Invoke(iso, None, config)
+    raise ReplayDidNotFinishError(f"the replay did not finish within {replayer.max_turns} turns")
+
+
+def _result(
+    replayer: Replayer,
+    levels: list[Level],
+    final: Any,
+    config: dict[str, Any],
+    counter: _Counter,
+    served: Served,
+    answers: Answers,
+    step: Step,
+    early: bool,
+    fork_id: str,
+) -> ReplayResult:
+    known = {m.id for m in levels[0].before.values["messages"]}
+    if len(levels) > 1:
+        known -= {step.message_id}
+    messages: list[BaseMessage] = [m for m in final.values.get("messages", ()) if m.id not in known]
+    outputs = tool_outputs(messages)
+    steps: list[Step] = []
+    for message in messages:
+        if isinstance(message, AIMessage):
+            steps.append(
+                Step(
+                    index=step.index + len(steps),
+                    node=step.node if not steps else "replay",
+                    thought=thought_of(message),
+                    tool_calls=tuple(tool_call_record(tc, outputs) for tc in message.tool_calls),
+                    message_id=message.id,
+                )
+            )
+    answer = next((m.text for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    if early and len(steps) < 2:
+        answer = None  # the model was never asked after the cut: the step's own thought is no answer
+    live = served.live + (counter.tool_calls if replayer.tool_policy is ToolPolicy.LIVE and not early else 0)
+    return ReplayResult(
+        answer=answer,
+        steps=tuple(steps),
+        fork_checkpoint_id=fork_id,
+        replay_thread_id=config["configurable"]["thread_id"],
+        model_calls=counter.model_calls,
+        tools_recorded=served.recorded,
+        tools_live=live,
+        tools_unavailable=tuple(served.unavailable),
+        interrupts_answered=tuple(answers.used),
+        fork_checkpoint_ns=levels[-1].ns,
+    )

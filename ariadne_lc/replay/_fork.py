@@ -1,0 +1,145 @@
+"""Finding the checkpoint before a recorded step, at any subgraph depth, and copying it aside.
+
+A step's task path (``node:<task id>``, prefixed by ``parent:<task id>|`` per enclosing subgraph)
+names one pending task per level: at the top level the parent node running the subgraph, below it
+the node that wrote the step. At each level the checkpoint *before* that task is the one whose
+pending tasks include its id. Those checkpoints are copied raw (values, versions, ids) into a fresh
+thread of the replay's own saver, without the writes of the tasks on the path (so those tasks run
+again) and with every other pending write (so finished siblings do not). Checkpoint ids are kept, so
+LangGraph derives the same task ids and therefore the same subgraph namespaces in the copy: resuming
+the copied top level re-enters each copied subgraph exactly where the step was taken, the same way
+LangGraph resumes a subgraph after an interrupt.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from ariadne_lc.errors import NotReplayableError, SubgraphNotReplayableError
+from ariadne_lc.replay._ops import GetTuple, History, Op
+from ariadne_lc.trace import Step
+
+__all__ = ["Level", "copy_levels", "locate", "path_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One level of the path from the top graph down to the step."""
+
+    ns: str
+    """The checkpoint namespace of this level's graph ("" for the top level)."""
+    node: str
+    """The node of this level on the path (the subgraph's node, or the step's node at the bottom)."""
+    task_id: str
+    before: Any
+    """The snapshot before the task."""
+
+
+def path_of(step: Step) -> list[tuple[str, str, str]]:
+    """(namespace, node, task id) per level, from the top graph down."""
+    segments = (step.checkpoint.task_path or "").split("|")
+    out = []
+    for depth, segment in enumerate(segments):
+        node, _, task_id = segment.partition(":")
+        if not task_id:
+            raise NotReplayableError(f"step {step.index} has no LangGraph task id; it cannot be located")
+        out.append(("|".join(segments[:depth]), node, task_id))
+    return out
+
+
+def _before(snapshots: Sequence[Any], task_id: str, step: Step, ns: str) -> int:
+    i = next((i for i, s in enumerate(snapshots) if any(t.id == task_id for t in s.tasks)), None)
+    if i is not None:
+        return i
+    if ns:
+        raise SubgraphNotReplayableError(
+            f"step {step.index} ran inside the subgraph {ns!r}, which has no checkpoint before it: the subgraph "
+            "was compiled with checkpointer=False (LangGraph keeps no history for it), or its history was pruned. "
+            "Compile subgraphs without a checkpointer argument so that they share the parent's"
+        )
+    hint = (
+        "the thread keeps a single checkpoint: was the graph run with durability='exit'? "
+        "Time travel needs 'async' or 'sync' durability"
+        if len(snapshots) <= 1
+        else "the thread's history no longer holds it (pruned, or a different checkpointer)"
+    )
+    raise NotReplayableError(
+        f"no checkpoint of thread {step.checkpoint.thread_id!r} precedes step {step.index} (task {task_id}); {hint}"
+    )
+
+
+def _written(snapshots: Sequence[Any], i: int, step: Step) -> AIMessage:
+    """The step's own message, from the checkpoint its node wrote (the child of snapshot ``i``)."""
+    before = snapshots[i]
+    before_id = before.config["configurable"]["checkpoint_id"]
+    after = next(
+        (
+            s
+            for s in reversed(snapshots[:i])
+            if s.parent_config and s.parent_config["configurable"].get("checkpoint_id") == before_id
+        ),
+        None,
+    )
+    if after is None:
+        raise NotReplayableError(f"the checkpoint written by step {step.index} is missing from the history")
+    known = {m.id for m in before.values.get("messages", ())}
+    written = [m for m in after.values.get("messages", ()) if isinstance(m, AIMessage) and m.id not in known]
+    original = next((m for m in written if m.id == step.message_id), written[0] if written else None)
+    if original is None:
+        raise NotReplayableError(f"step {step.index}'s message is not in the checkpoint it wrote")
+    return original
+
+
+def locate(
+    graph: Any, step: Step, tool_node_of: Callable[[str], str | None]
+) -> Generator[Op, Any, tuple[list[Level], AIMessage]]:
+    """The levels down to ``step`` and the step's original message (production history only read).
+
+    ``tool_node_of`` gives a level's (namespace's) tool node, to refuse a step taken inside
+    a graph that a tool called (the replay never runs tool nodes, so it cannot re-enter one).
+    """
+    thread = step.checkpoint.thread_id
+    levels: list[Level] = []
+    path = path_of(step)
+    for depth, (ns, node, task_id) in enumerate(path):
+        if depth + 1 < len(path) and node == tool_node_of(ns):
+            raise SubgraphNotReplayableError(
+                f"step {step.index} ran inside a graph called by a tool of node {node!r} ({ns or 'top level'}): "
+                "replays answer tool calls from the recording instead of running the tool node, so they cannot "
+                "re-enter it. Audit the inner agent's own runs (record it with its own thread)"
+            )
+        snapshots = yield History(graph, {"configurable": {"thread_id": thread, "checkpoint_ns": ns}})
+        i = _before(snapshots, task_id, step, ns)
+        before = snapshots[i]
+        if "messages" not in before.values:
+            raise NotReplayableError(
+                f"the graph state at {ns or 'the top level'!r} has no 'messages' channel; "
+                "only message-based agents replay"
+            )
+        levels.append(Level(ns=ns, node=node, task_id=task_id, before=before))
+        if depth + 1 == len(path):
+            return levels, _written(snapshots, i, step)
+    raise NotReplayableError(f"step {step.index} has no task path; it cannot be located")
+
+
+def copy_levels(saver: Any, levels: list[Level], iso_saver: Any, thread: str) -> Generator[Op, Any, None]:
+    """Copy each level's checkpoint before its task into ``thread`` of ``iso_saver`` (see the module docstring)."""
+    for level in levels:
+        saved = yield GetTuple(saver, level.before.config)
+        if saved is None:
+            raise NotReplayableError(f"checkpoint {level.before.config['configurable']} vanished from the saver")
+        target = {"configurable": {"thread_id": thread, "checkpoint_ns": level.ns}}
+        checkpoint = saved.checkpoint
+        iso_saver.put(target, checkpoint, saved.metadata, dict(checkpoint["channel_versions"]))
+        writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+        for task_id, channel, value in saved.pending_writes or ():
+            if task_id != level.task_id:
+                writes[task_id].append((channel, value))
+        at = {"configurable": {**target["configurable"], "checkpoint_id": checkpoint["id"]}}
+        for task_id, task_writes in writes.items():
+            iso_saver.put_writes(at, task_writes, task_id)

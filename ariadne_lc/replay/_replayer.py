@@ -1,0 +1,150 @@
+"""The :class:`Replayer`: configuration, the user's graph at each subgraph level, and the public calls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ariadne_lc.errors import ConfigurationError, NoCheckpointerError, SubgraphNotReplayableError
+from ariadne_lc.replay._drive import replay_flow
+from ariadne_lc.replay._ops import run_async, run_sync
+from ariadne_lc.replay._tools import find_tools
+from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
+from ariadne_lc.trace import Trace
+
+__all__ = ["Replayer"]
+
+
+def _stable(ns: str) -> tuple[str, ...]:
+    """Node names along a checkpoint namespace (``a:<task>|b:<task>`` -> ``("a", "b")``)."""
+    return tuple(segment.partition(":")[0] for segment in ns.split("|")) if ns else ()
+
+
+class Replayer:
+    """Runs counterfactual replays of recorded steps on the user's compiled graph.
+
+    Args:
+        graph: The compiled graph the trace was recorded from, with its production checkpointer.
+        tool_policy: ``"recorded"`` (default) or ``"live"``.
+        safe_tools: Names of tools without side effects that may run live under ``recorded``.
+        tool_node: The name of the top-level graph's tool-executing node; found automatically when it
+            is a ``ToolNode`` (subgraphs' tool nodes are always found automatically).
+        max_turns: Turn limit after the fork.
+    """
+
+    def __init__(
+        self,
+        graph: Any,
+        *,
+        tool_policy: ToolPolicy | str = ToolPolicy.RECORDED,
+        safe_tools: Iterable[str] = (),
+        tool_node: str | None = None,
+        max_turns: int = DEFAULT_MAX_TURNS,
+    ) -> None:
+        if not hasattr(graph, "get_state_history") or not hasattr(graph, "copy"):
+            raise ConfigurationError(
+                "expected a compiled LangGraph graph (StateGraph.compile() or create_agent), "
+                f"got {type(graph).__name__}"
+            )
+        if getattr(graph, "checkpointer", None) in (None, False):
+            raise NoCheckpointerError(
+                "the graph was compiled without a checkpointer, so there is no history to fork from; "
+                "compile it with one, e.g. graph = builder.compile(checkpointer=SqliteSaver(conn))"
+            )
+        try:
+            self.tool_policy = ToolPolicy(tool_policy)
+        except ValueError:
+            raise ConfigurationError(f"unknown tool_policy {tool_policy!r}; use 'recorded' or 'live'") from None
+        if max_turns < 1:
+            raise ConfigurationError(f"max_turns must be at least 1, got {max_turns}")
+        nodes = getattr(graph, "nodes", {})
+        if tool_node is not None and tool_node not in nodes:
+            raise ConfigurationError(f"tool_node {tool_node!r} is not a node of the graph; nodes: {sorted(nodes)}")
+        self.graph = graph
+        self.safe_tools = frozenset(safe_tools)
+        self.max_turns = max_turns
+        self.tool_node, self._tools = find_tools(graph, tool_node)
+        self._levels: dict[tuple[str, ...], tuple[str | None, dict[str, Any]]] = {(): (self.tool_node, self._tools)}
+
+    # -- public ------------------------------------------------------------------------------------
+
+    def replay(self, trace: Trace, step_index: int, thought: str) -> ReplayResult:
+        """Substitute ``thought`` for step ``step_index`` of ``trace`` and run the graph to the end."""
+        return self.replay_steps(trace, {step_index: thought})
+
+    async def areplay(self, trace: Trace, step_index: int, thought: str) -> ReplayResult:
+        """Async twin of :meth:`replay` (needed for async-only savers such as ``AsyncSqliteSaver``)."""
+        return await self.areplay_steps(trace, {step_index: thought})
+
+    def replay_steps(self, trace: Trace, thoughts: Mapping[int, str]) -> ReplayResult:
+        """Substitute several steps' thoughts at once (step index -> thought) and run on from the latest."""
+        return run_sync(replay_flow(self, trace, thoughts, early=False, instruction=""))
+
+    async def areplay_steps(self, trace: Trace, thoughts: Mapping[int, str]) -> ReplayResult:
+        """Async twin of :meth:`replay_steps`."""
+        return await run_async(replay_flow(self, trace, thoughts, early=False, instruction=""))
+
+    def replay_early_answer(
+        self, trace: Trace, step_index: int, *, instruction: str = EARLY_ANSWER_INSTRUCTION
+    ) -> ReplayResult:
+        """Cut the run right after step ``step_index``'s thought and ask the model for its answer."""
+        thoughts = {step_index: trace.step(step_index).thought}
+        return run_sync(replay_flow(self, trace, thoughts, early=True, instruction=instruction))
+
+    async def areplay_early_answer(
+        self, trace: Trace, step_index: int, *, instruction: str = EARLY_ANSWER_INSTRUCTION
+    ) -> ReplayResult:
+        """Async twin of :meth:`replay_early_answer`."""
+        thoughts = {step_index: trace.step(step_index).thought}
+        return await run_async(replay_flow(self, trace, thoughts, early=True, instruction=instruction))
+
+    # -- the graph at each level -------------------------------------------------------------------
+
+    def _level(self, ns: str) -> tuple[str | None, dict[str, Any]]:
+        key = _stable(ns)
+        if key not in self._levels:
+            graph = self.graph
+            for name in key:
+                graph = dict(graph.get_subgraphs()).get(name)
+                if graph is None:
+                    raise SubgraphNotReplayableError(
+                        f"no subgraph of node {name!r} along {ns!r}: the graph given to the Replayer is not the one "
+                        "the trace was recorded from, or the subgraph is created anew inside its node at each call "
+                        "(LangGraph can only find subgraphs that exist when the parent is compiled)"
+                    )
+            self._levels[key] = find_tools(graph, None)
+        return self._levels[key]
+
+    def tool_node_of(self, ns: str) -> str | None:
+        """The tool node of the graph at checkpoint namespace ``ns``."""
+        return self._level(ns)[0]
+
+    def tools_of(self, ns: str) -> dict[str, Any]:
+        """The tools (by name) of the graph at checkpoint namespace ``ns``."""
+        return self._level(ns)[1]
+
+    def isolated_graph(self, saver: Any, *, intercept: bool) -> Any:
+        """The user's graph on ``saver``; with ``intercept``, every tool node (subgraphs too) is a breakpoint."""
+        return _rebuild(self.graph, intercept, self.tool_node).copy(update={"checkpointer": saver})
+
+
+def _rebuild(graph: Any, intercept: bool, tool_node: str | None) -> Any:
+    update: dict[str, Any] = {}
+    tool, _ = find_tools(graph, tool_node)
+    if intercept and tool is not None:
+        update["interrupt_before_nodes"] = [*graph.interrupt_before_nodes, tool]
+    nodes = dict(graph.nodes)
+    for name, sub in graph.get_subgraphs():
+        node = nodes.get(name)
+        if node is not None and node.bound is sub:
+            copy = _rebuild(sub, intercept, None)
+            nodes[name] = node.copy({"bound": copy, "subgraphs": [copy]})
+            update["nodes"] = nodes
+        elif intercept and any(find_tools(g, None)[0] for g in [sub, *(s for _, s in sub.get_subgraphs(recurse=True))]):
+            raise SubgraphNotReplayableError(
+                f"node {name!r} calls a subgraph with a tool node from inside its own function: LangGraph gives no "
+                "way to pause that subgraph before its tools, so a replay would run them for real. Add the subgraph "
+                "as the node itself (builder.add_node(name, subgraph)), or replay with tool_policy='live' if its "
+                "tools have no side effects"
+            )
+    return graph.copy(update=update) if update else graph
