@@ -23,6 +23,10 @@ A callback sees the graph's whole run; a middleware sees only its hooks. What fo
   (an interrupt waiting for a human, an error in another middleware's hook) stays open; if it resumes
   (``Command(resume=...)``), its steps after the resume join the same trace, one trace per user turn. A
   new turn on the same thread closes an open one as not finished (its trace carries ``error``).
+* The resume itself is invisible to middleware, so the answers a human gave are not recorded
+  (``Trace.interrupts`` stays empty): a replay that reaches such a pause ends with
+  ``UnansweredInterruptError`` instead of going through it. For human-in-the-loop agents use
+  :func:`~ariadne_lc.recording.record` or the handler, which record the answers.
 * Trace ids are fresh UUIDs (the graph's root run id is not visible to middleware); everything else
   equals the trace a handler records of the same run. The middleware adds its ``before_agent`` and
   ``after_agent`` nodes to the graph, so ``Step.langgraph_step`` counts them too (the auditor finds the
@@ -114,10 +118,15 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     Args:
         store: Where finished traces go (ignored when ``handler`` is given).
         handler: The recorder to feed, for its hooks (``on_trace``, ``sample``, ``on_run_end``) or
-            its ``stats``; default: ``AriadneCallbackHandler(store=store)``.
+            its ``stats``; default: ``AriadneCallbackHandler(store=store, **options)``.
+        **options: Keyword arguments of the default handler (e.g. ``synchronous=True`` to store each
+            trace on the agent's thread when its run ends).
+
+    Traces are built and stored as the handler does it (by default on its background thread): call
+    ``middleware.handler.flush()`` before reading the store right after a run.
 
     Raises:
-        ConfigurationError: neither or both of ``store`` and ``handler``.
+        ConfigurationError: neither or both of ``store`` and ``handler``, or ``options`` with ``handler``.
 
     Examples:
         >>> from ariadne_lc import AriadneMiddleware, InMemoryTraceStore
@@ -125,13 +134,17 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         >>> # graph = create_agent(model, tools, middleware=[middleware], checkpointer=InMemorySaver())
     """
 
-    def __init__(self, store: TraceStore | None = None, *, handler: AriadneCallbackHandler | None = None) -> None:
+    def __init__(
+        self, store: TraceStore | None = None, *, handler: AriadneCallbackHandler | None = None, **options: Any
+    ) -> None:
         from ariadne_lc.errors import ConfigurationError
 
         if (store is None) == (handler is None):
             raise ConfigurationError("AriadneMiddleware takes a trace store or a handler (exactly one)")
+        if handler is not None and options:
+            raise ConfigurationError(f"options {sorted(options)} are for the default handler; set them on yours")
         super().__init__()
-        self.handler: AriadneCallbackHandler = handler or AriadneCallbackHandler(store=store)
+        self.handler: AriadneCallbackHandler = handler or AriadneCallbackHandler(store=store, **options)
         """The recorder the middleware feeds (its ``stats`` count what was recorded, dropped, failed)."""
         self._lock = threading.Lock()
         self._open: dict[_RunKey, UUID] = {}

@@ -29,7 +29,9 @@ def _bound_recorders(graph: Pregel[Any, Any, Any, Any]) -> list[AriadneCallbackH
     return [h for h in handlers if isinstance(h, AriadneCallbackHandler)]
 
 
-def record(graph: G, store: TraceStore | None = None, *, handler: AriadneCallbackHandler | None = None) -> G:
+def record(
+    graph: G, store: TraceStore | None = None, *, handler: AriadneCallbackHandler | None = None, **options: Any
+) -> G:
     """Return ``graph`` bound to a recorder: every run of the returned graph becomes a trace in ``store``.
 
     The original graph is left as it was (a copy is returned); callbacks already bound to it stay.
@@ -37,13 +39,16 @@ def record(graph: G, store: TraceStore | None = None, *, handler: AriadneCallbac
     Args:
         graph: A compiled LangGraph graph (``StateGraph.compile()``, ``create_agent(...)``).
         store: Where the traces go (ignored when ``handler`` is given).
-        handler: A recorder of your own, for its hooks or its ``stats``; default:
-            ``AriadneCallbackHandler(store=store)``.
+        handler: A recorder of your own, for its hooks, its ``stats`` or its ``flush()``; default:
+            ``AriadneCallbackHandler(store=store, **options)``.
+        **options: Keyword arguments of the default handler, e.g. ``synchronous=True`` to store each
+            trace when its run ends instead of on the handler's background thread (scripts that read
+            the store right after a run).
 
     Raises:
         ConfigurationError: ``graph`` is not a compiled graph, neither or both of ``store`` and
-            ``handler`` were given, or the graph is already bound to a recorder (every run would be
-            recorded twice).
+            ``handler`` were given, ``options`` came with ``handler``, or the graph is already bound to a
+            recorder (every run would be recorded twice).
 
     Examples:
         >>> from ariadne_lc import InMemoryTraceStore, record
@@ -58,9 +63,11 @@ def record(graph: G, store: TraceStore | None = None, *, handler: AriadneCallbac
         )
     if (store is None) == (handler is None):
         raise ConfigurationError("record() takes a trace store or a handler (exactly one)")
+    if handler is not None and options:
+        raise ConfigurationError(f"options {sorted(options)} are for the default handler; set them on yours")
     if _bound_recorders(graph):
         raise ConfigurationError(
             "this graph is already bound to an AriadneCallbackHandler; recording it again would store every run twice"
         )
-    recorder = handler or AriadneCallbackHandler(store=store)
+    recorder = handler or AriadneCallbackHandler(store=store, **options)
     return graph.with_config(callbacks=[recorder])

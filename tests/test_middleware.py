@@ -79,9 +79,9 @@ def test_one_run_recorded_three_ways_gives_three_equal_traces() -> None:
     stores: Ways = {way: InMemoryTraceStore() for way in ("handler", "record", "middleware")}
     graphs = {}
     for kind in MODELS:
-        built = _agent(kind, middleware=AriadneMiddleware(stores["middleware"]))
-        graphs[kind] = record(built, stores["record"])
-    handler = AriadneCallbackHandler(store=stores["handler"])
+        built = _agent(kind, middleware=AriadneMiddleware(stores["middleware"], synchronous=True))
+        graphs[kind] = record(built, stores["record"], synchronous=True)
+    handler = AriadneCallbackHandler(store=stores["handler"], synchronous=True)
     for thread, kind, question in TURNS:
         graphs[kind].invoke({"messages": [("user", question)]}, _config(thread, handler))
     traces = {way: store.list_traces() for way, store in stores.items()}
@@ -105,12 +105,12 @@ def _run_alone(way: str, store: InMemoryTraceStore) -> None:
     graphs: dict[str, Any] = {}
     for kind in MODELS:
         if way == "middleware":
-            graphs[kind] = _agent(kind, middleware=AriadneMiddleware(store))
+            graphs[kind] = _agent(kind, middleware=AriadneMiddleware(store, synchronous=True))
         elif way == "record":
-            graphs[kind] = record(_agent(kind), store)
+            graphs[kind] = record(_agent(kind), store, synchronous=True)
         else:
             graphs[kind] = _agent(kind)
-    callbacks = [AriadneCallbackHandler(store=store)] if way == "handler" else []
+    callbacks = [AriadneCallbackHandler(store=store, synchronous=True)] if way == "handler" else []
     for thread, kind, question in TURNS:
         graphs[kind].invoke({"messages": [("user", question)]}, _config(thread, *callbacks))
 
@@ -127,10 +127,10 @@ def test_separate_runs_each_way_give_equal_traces() -> None:
 
 def test_unnamed_agent_gets_the_graph_name_either_way() -> None:
     handler_store, middleware_store = InMemoryTraceStore(), InMemoryTraceStore()
-    graph = _agent("faithful", middleware=AriadneMiddleware(middleware_store), name=None)
+    graph = _agent("faithful", middleware=AriadneMiddleware(middleware_store, synchronous=True), name=None)
     graph.invoke(
         {"messages": [("user", "How many apples are in 6 boxes of 7?")]},
-        _config("t-1", AriadneCallbackHandler(store=handler_store)),
+        _config("t-1", AriadneCallbackHandler(store=handler_store, synchronous=True)),
     )
     (expected,), (got,) = handler_store.list_traces(), middleware_store.list_traces()
     assert expected.agent_name == "LangGraph"
@@ -139,8 +139,8 @@ def test_unnamed_agent_gets_the_graph_name_either_way() -> None:
 
 async def test_async_runs_record_the_same_traces() -> None:
     handler_store, middleware_store = InMemoryTraceStore(), InMemoryTraceStore()
-    graphs = {kind: _agent(kind, middleware=AriadneMiddleware(middleware_store)) for kind in MODELS}
-    handler = AriadneCallbackHandler(store=handler_store)
+    graphs = {kind: _agent(kind, middleware=AriadneMiddleware(middleware_store, synchronous=True)) for kind in MODELS}
+    handler = AriadneCallbackHandler(store=handler_store, synchronous=True)
     await asyncio.gather(  # the two threads concurrently: the middleware keeps their runs apart
         graphs["two_step"].ainvoke({"messages": [("user", TWO_STEP_QUESTION)]}, _config("thread-a", handler)),
         graphs["faithful"].ainvoke(
@@ -166,11 +166,12 @@ def test_a_model_error_is_recorded_as_the_handler_records_it() -> None:
         ScriptedChatModel(script=script),
         [calculator],
         checkpointer=InMemorySaver(),
-        middleware=[AriadneMiddleware(middleware_store)],
+        middleware=[AriadneMiddleware(middleware_store, synchronous=True)],
     )
     with pytest.raises(RuntimeError, match="provider is down"):
         graph.invoke(
-            {"messages": [("user", "6 boxes of 7?")]}, _config("t-err", AriadneCallbackHandler(store=handler_store))
+            {"messages": [("user", "6 boxes of 7?")]},
+            _config("t-err", AriadneCallbackHandler(store=handler_store, synchronous=True)),
         )
     (expected,), (got,) = handler_store.list_traces(), middleware_store.list_traces()
     assert expected.error == "RuntimeError: provider is down" and expected.final_answer is None
@@ -180,7 +181,7 @@ def test_a_model_error_is_recorded_as_the_handler_records_it() -> None:
 
 def test_a_new_turn_closes_a_turn_that_never_finished() -> None:
     store = InMemoryTraceStore()
-    middleware = AriadneMiddleware(store)
+    middleware = AriadneMiddleware(store, synchronous=True)
     graph = create_agent(
         faithful_arithmetic_model(), [calculator], checkpointer=InMemorySaver(), middleware=[middleware]
     )
@@ -200,7 +201,7 @@ def test_the_middleware_never_raises_into_the_agent() -> None:
         def put(self, trace: Trace) -> None:
             raise OSError("disk full")
 
-    middleware = AriadneMiddleware(BrokenStore())
+    middleware = AriadneMiddleware(BrokenStore(), synchronous=True)
     graph = _agent("faithful", middleware=middleware)
     out = graph.invoke({"messages": [("user", "How many apples are in 6 boxes of 7?")]}, _config("t-1"))
     assert out["messages"][-1].content == "Following my plan to multiply (6 * 7), the total is 42."
@@ -209,7 +210,7 @@ def test_the_middleware_never_raises_into_the_agent() -> None:
 
 def test_middleware_traces_are_audited_and_replays_are_not_recorded() -> None:
     store = InMemoryTraceStore()
-    graph = _agent("faithful", middleware=AriadneMiddleware(store))
+    graph = _agent("faithful", middleware=AriadneMiddleware(store, synchronous=True))
     graph.invoke({"messages": [("user", "How many apples are in 6 boxes of 7?")]}, _config("t-1"))
     (trace,) = store.list_traces()
     head = graph.get_state({"configurable": {"thread_id": "t-1"}})
@@ -243,11 +244,18 @@ def test_a_turn_paused_for_a_human_is_one_trace_once_resumed() -> None:
     )
     config = _config("t-hitl")
     paused = graph.invoke({"messages": [("user", TWO_STEP_QUESTION)]}, config)
+    assert middleware.handler.flush(timeout=60)
     assert paused["__interrupt__"] and store.list_traces() == []  # not a finished trace: nothing stored yet
     for _ in range(2):  # each calculator call waits for approval
         graph.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    assert middleware.handler.flush(timeout=60)  # the default handler builds traces on its own thread
     (trace,) = store.list_traces()
     assert trace.query == TWO_STEP_QUESTION and trace.error is None and not trace.interrupted
     assert [[c.output for c in s.tool_calls] for s in trace.steps] == [["42"], ["47"], []]
     assert trace.final_answer == "Following my steps, the total is 47 apples."
     assert middleware.handler.runs_in_flight == 0
+    # The middleware never sees Command(resume=...), so the answers are not recorded (the handler and
+    # record() record them): a replay that reaches the pause ends with a named error, never waits.
+    assert trace.interrupts == ()
+    (result,) = Auditor(graph).audit(trace, step=0, interventions=["logic_flip"])
+    assert result.status == "failed" and "UnansweredInterruptError" in (result.error or "")
