@@ -27,6 +27,9 @@ A callback sees the graph's whole run; a middleware sees only its hooks. What fo
   (``Trace.interrupts`` stays empty): a replay that reaches such a pause ends with
   ``UnansweredInterruptError`` instead of going through it. For human-in-the-loop agents use
   :func:`~ariadne_lc.recording.record` or the handler, which record the answers.
+* An agent used as a node of a parent graph (a supervisor, a team) is recorded as its own turn: its
+  query, its steps (the same steps, with their subgraph namespaces) and its own answer, where a handler
+  on the parent records the parent's whole run. The auditor replays those steps through the parent graph.
 * Trace ids are fresh UUIDs (the graph's root run id is not visible to middleware); everything else
   equals the trace a handler records of the same run. The middleware adds its ``before_agent`` and
   ``after_agent`` nodes to the graph, so ``Step.langgraph_step`` counts them too (the auditor finds the

@@ -18,7 +18,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ariadne_lc import AriadneCallbackHandler, AriadneMiddleware, Auditor, InMemoryTraceStore, Trace, record
+from ariadne_lc import AriadneCallbackHandler, AriadneMiddleware, Auditor, InMemoryTraceStore, Step, Trace, record
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.testing import ScriptedChatModel, calculator, faithful_arithmetic_model
 from tests.agents import TWO_STEP_QUESTION, two_step_model
@@ -38,9 +38,9 @@ def _config(thread: str, *callbacks: Any) -> dict[str, Any]:
     return {**RUN_CONFIG, "configurable": {"thread_id": thread}, "callbacks": list(callbacks)}
 
 
-def same_run_fields(trace: Trace) -> dict[str, Any]:
+def same_run_fields(record: Trace | Step) -> dict[str, Any]:
     """Every field but the trace id and the timestamps."""
-    return trace.model_dump(mode="json", exclude={"trace_id", "started_at", "ended_at"})
+    return record.model_dump(mode="json", exclude={"trace_id", "started_at", "ended_at"})
 
 
 _SCRIPTED_ID = re.compile(r"^scripted-[0-9a-f]+-")
@@ -259,3 +259,38 @@ def test_a_turn_paused_for_a_human_is_one_trace_once_resumed() -> None:
     assert trace.interrupts == ()
     (result,) = Auditor(graph).audit(trace, step=0, interventions=["logic_flip"])
     assert result.status == "failed" and "UnansweredInterruptError" in (result.error or "")
+
+
+def test_an_agent_used_as_a_node_is_recorded_as_its_own_turn_and_replays_through_the_parent() -> None:
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    def report(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [AIMessage(content=f"Report: {state['messages'][-1].text}")]}
+
+    handler_store, middleware_store = InMemoryTraceStore(), InMemoryTraceStore()
+    researcher = create_agent(
+        faithful_arithmetic_model(),
+        [calculator],
+        name="researcher",
+        middleware=[AriadneMiddleware(middleware_store, synchronous=True)],
+    )
+    builder = StateGraph(MessagesState)
+    builder.add_node("researcher", researcher)
+    builder.add_node("report", report)
+    builder.add_edge(START, "researcher")
+    builder.add_edge("researcher", "report")
+    builder.add_edge("report", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    handler = AriadneCallbackHandler(store=handler_store, synchronous=True)
+    graph.invoke({"messages": [("user", "How many apples are in 6 boxes of 7?")]}, _config("t-sub", handler))
+    (whole,), (own,) = handler_store.list_traces(), middleware_store.list_traces()
+    # the handler on the parent records the parent's run; the middleware the agent's own turn, whose
+    # steps are the same steps (same messages, same subgraph tasks)
+    assert (
+        own.agent_name == "researcher" and own.final_answer == "Following my plan to multiply (6 * 7), the total is 42."
+    )
+    assert [same_run_fields(s) for s in own.steps] == [same_run_fields(s) for s in whole.steps[:2]]
+    assert own.steps[0].checkpoint.checkpoint_ns.startswith("researcher:")
+    (result,) = Auditor(graph).audit(own, step=0, interventions=["logic_flip"])
+    assert result.phi == 1.0
+    assert result.counterfactual_answer == "Report: Following my plan to divide (6 / 7), the total is 0.857143."
