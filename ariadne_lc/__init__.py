@@ -4,10 +4,19 @@ Record live runs with :class:`AriadneCallbackHandler`, audit them with :class:`A
 step, replay the agent's own graph from its checkpoint in an isolated thread, score how far the
 answer moved), and read the scores as OpenTelemetry spans next to the agent trace. Audit a sample of
 live traffic in the background with :class:`OnlineAuditor`.
+
+The top level holds what wrapping an agent needs: the handler, the stores, the auditors, the critics
+and scorers, the results and the errors. Everything else lives in its module: the records and the
+statistics' return types in :mod:`ariadne_lc.records`, the trace's parts in :mod:`ariadne_lc.trace`,
+sinks and step selection in :mod:`ariadne_lc.audit`, the replayer in :mod:`ariadne_lc.replay`, the
+online machinery in :mod:`ariadne_lc.online`. Importing the package loads neither scipy nor numpy
+(statistics import them when they first compute) nor the CLI's typer and rich.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ariadne_lc._version import __version__
-from ariadne_lc.audit import Auditor, select_steps
+from ariadne_lc.audit import Auditor
 from ariadne_lc.errors import (
     AriadneError,
     ConfigurationError,
@@ -23,28 +32,11 @@ from ariadne_lc.errors import (
     TraceError,
     TraceNotFoundError,
 )
-from ariadne_lc.interventions import (
-    ControlType,
-    Intervention,
-    InterventionType,
-    LLMCritic,
-    RuleCritic,
-    RuleParaphraser,
-)
-from ariadne_lc.middleware import AriadneMiddleware
-from ariadne_lc.online import JobState, JobStore, OnlineAuditor, OnlineStats, RunFilter, ShutdownReport, SQLiteJobStore
+from ariadne_lc.interventions import ControlType, InterventionType, LLMCritic, RuleCritic, RuleParaphraser
+from ariadne_lc.online import OnlineAuditor
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.recording import record
-from ariadne_lc.records import (
-    Aggregate,
-    AuditReport,
-    AuditResult,
-    PlaceboComparison,
-    Redundancy,
-    SimilarityMetrics,
-    StepContribution,
-)
-from ariadne_lc.replay import Replayer, ReplayResult, ToolPolicy
+from ariadne_lc.records import AuditReport, AuditResult
 from ariadne_lc.scoring import (
     AnswerMatchScorer,
     ByLengthScorer,
@@ -52,7 +44,6 @@ from ariadne_lc.scoring import (
     FirstConclusiveScorer,
     LLMJudge,
     NumericAnswerScorer,
-    Similarity,
 )
 from ariadne_lc.store import (
     InMemoryResultStore,
@@ -62,10 +53,23 @@ from ariadne_lc.store import (
     SQLiteTraceStore,
     TraceStore,
 )
-from ariadne_lc.trace import CheckpointRef, SpanRef, Step, ToolCall, Trace
+from ariadne_lc.trace import Trace
+
+if TYPE_CHECKING:
+    from ariadne_lc.middleware import AriadneMiddleware
+
+
+def __getattr__(name: str) -> Any:
+    # The middleware subclasses langchain.agents' AgentMiddleware, whose import pulls in httpx's command
+    # line (rich, click, pygments): it loads on first use, so that ``import ariadne_lc`` stays light.
+    if name == "AriadneMiddleware":
+        from ariadne_lc.middleware import AriadneMiddleware
+
+        return AriadneMiddleware
+    raise AttributeError(f"module 'ariadne_lc' has no attribute {name!r}")
+
 
 __all__ = [
-    "Aggregate",
     "AnswerMatchScorer",
     "AriadneCallbackHandler",
     "AriadneError",
@@ -74,7 +78,6 @@ __all__ = [
     "AuditResult",
     "Auditor",
     "ByLengthScorer",
-    "CheckpointRef",
     "ConfigurationError",
     "ControlType",
     "CriticError",
@@ -82,10 +85,7 @@ __all__ = [
     "FirstConclusiveScorer",
     "InMemoryResultStore",
     "InMemoryTraceStore",
-    "Intervention",
     "InterventionType",
-    "JobState",
-    "JobStore",
     "LLMCritic",
     "LLMJudge",
     "MissingExtraError",
@@ -94,35 +94,19 @@ __all__ = [
     "NotReplayableError",
     "NumericAnswerScorer",
     "OnlineAuditor",
-    "OnlineStats",
-    "PlaceboComparison",
-    "Redundancy",
     "ReplayDidNotFinishError",
     "ReplayError",
-    "ReplayResult",
-    "Replayer",
     "ResultStore",
     "RuleCritic",
     "RuleParaphraser",
-    "RunFilter",
-    "SQLiteJobStore",
     "SQLiteResultStore",
     "SQLiteTraceStore",
-    "ShutdownReport",
-    "Similarity",
-    "SimilarityMetrics",
-    "SpanRef",
-    "Step",
-    "StepContribution",
     "StepNotFoundError",
     "StoreError",
-    "ToolCall",
-    "ToolPolicy",
     "Trace",
     "TraceError",
     "TraceNotFoundError",
     "TraceStore",
     "__version__",
     "record",
-    "select_steps",
 ]

@@ -9,18 +9,20 @@ each call's config, and the returned graph is still a graph the :class:`~ariadne
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.callbacks import BaseCallbackManager
-from langgraph.pregel import Pregel
 
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.store import TraceStore
 
+if TYPE_CHECKING:
+    from langgraph.pregel import Pregel
+
 __all__ = ["record"]
 
-G = TypeVar("G", bound=Pregel[Any, Any, Any, Any])
+G = TypeVar("G", bound="Pregel[Any, Any, Any, Any]")
 
 
 def _bound_recorders(graph: Pregel[Any, Any, Any, Any]) -> list[AriadneCallbackHandler]:
@@ -56,6 +58,10 @@ def record(
         >>> # graph = record(create_agent(model, tools, checkpointer=InMemorySaver()), store)
         >>> # graph.invoke({"messages": [("user", "...")]}, {"configurable": {"thread_id": "t-1"}})
     """
+    # Imported here: langgraph.pregel's package pulls in the remote-graph client (httpx and its command line),
+    # which ``import ariadne_lc`` must not load; a caller holding a compiled graph has it loaded already.
+    from langgraph.pregel import Pregel
+
     if not isinstance(graph, Pregel):
         raise ConfigurationError(
             f"record() takes a compiled LangGraph graph (StateGraph.compile() or create_agent), "

@@ -18,10 +18,11 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ariadne_lc import AriadneCallbackHandler, AriadneMiddleware, Auditor, InMemoryTraceStore, Step, Trace, record
+from ariadne_lc import AriadneCallbackHandler, AriadneMiddleware, Auditor, InMemoryTraceStore, Trace, record
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.testing import ScriptedChatModel, calculator, faithful_arithmetic_model
-from tests.agents import TWO_STEP_QUESTION, two_step_model
+from ariadne_lc.trace import Step
+from tests.helpers import TWO_STEP_QUESTION, two_step_model
 
 Ways = dict[str, InMemoryTraceStore]
 TURNS = [

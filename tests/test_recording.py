@@ -84,7 +84,7 @@ def test_a_human_in_the_loop_turn_is_recorded_as_the_handler_records_it() -> Non
     from langchain.agents.middleware import HumanInTheLoopMiddleware
     from langgraph.types import Command
 
-    from tests.agents import TWO_STEP_QUESTION, two_step_model
+    from tests.helpers import TWO_STEP_QUESTION, two_step_model
     from tests.test_middleware import same_run_fields
 
     bound_store, handler_store = InMemoryTraceStore(), InMemoryTraceStore()
