@@ -144,6 +144,7 @@ def test_one_front_end_with_the_library_defaults() -> None:
         DEFAULT_SEED,
         DEFAULT_BATCH_SIZE,
     )
+    assert "Exit codes: 0 every example measured; 3 some examples could not be measured" in (command.epilog or "")
     assert not (REPO / "ariadne_lc" / "bypass" / "__main__.py").exists()
     import ariadne_lc.bypass._command as command_module
 
