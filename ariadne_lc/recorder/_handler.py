@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 from uuid import UUID
@@ -16,7 +17,6 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import Command
 from opentelemetry import trace
 
-from ariadne_lc._messages import first_human_text
 from ariadne_lc.export.capture import agent_span_ref, current_agent_span_context
 from ariadne_lc.recorder._background import DEFAULT_MAX_QUEUED_TRACES, Builder
 from ariadne_lc.recorder._run import (
@@ -65,10 +65,6 @@ def _span_at_end(run_id: UUID) -> SpanRef | None:
         span_id=trace.format_span_id(context.span_id),
         trace_flags=int(context.trace_flags),
     )
-
-
-def _jsonable(metadata: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in metadata.items() if isinstance(v, str | int | float | bool) or v is None}
 
 
 class AriadneCallbackHandler(BaseCallbackHandler):
@@ -140,10 +136,11 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         self.max_paused_runs = max_paused_runs
         self.stats = RecorderStats()
         self._lock = threading.Lock()
-        self._runs: dict[UUID, _Run] = {}
-        self._root_of: dict[UUID, _Run] = {}
+        self._runs: dict[int, _Run] = {}
+        self._root_of: dict[int, _Run] = {}
+        """Every run in flight (root and descendants, by ``UUID.int``: hashed in C) -> its root's state."""
         self._paused: OrderedDict[str, _Run] = OrderedDict()
-        self._seq = 0
+        self._seq = itertools.count()
         self._warned_full = False
         self._builder = Builder(self._deliver, self._dropped_by_builder, max_queued)
 
@@ -203,22 +200,24 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             if parent_run_id is None:
                 self._start_root(inputs, run_id, tags, metadata or {}, kwargs.get("name"))
                 return
-            with self._lock:
-                run = self._root_of.get(parent_run_id)
-                if run is None:
-                    return
-                self._root_of[run_id] = run
-                run.open += 1
-                if metadata is None:
-                    return
-                node = metadata.get("langgraph_node")
-                if node is None or kwargs.get("name") != node:
-                    return
-                task_path = metadata.get("langgraph_checkpoint_ns", "")
-                # A node's own runnable (e.g. a RunnableLambda named like the node) repeats the namespace.
-                parent = run.nodes.get(parent_run_id)
-                if parent is None or parent[0] != task_path:
-                    run.nodes[run_id] = (task_path, metadata.get("langgraph_step"))
+            # No lock on the per-node path: single dict and list operations are atomic, and each
+            # run's state is only appended to (see the package docstring).
+            run = self._root_of.get(parent_run_id.int)
+            if run is None:
+                return
+            key = run_id.int
+            self._root_of[key] = run
+            run.children.append(key)
+            if metadata is None:
+                return
+            node = metadata.get("langgraph_node")
+            if node is None or kwargs.get("name") != node:
+                return
+            task_path = metadata.get("langgraph_checkpoint_ns", "")
+            # A node's own runnable (e.g. a RunnableLambda named like the node) repeats the namespace.
+            parent = run.nodes.get(parent_run_id.int)
+            if parent is None or parent[0] != task_path:
+                run.nodes[key] = (task_path, metadata.get("langgraph_step"))
         except Exception:
             self._fail("on_chain_start")
 
@@ -229,15 +228,13 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             if parent_run_id is None:
                 self._end_root(run_id, outputs, None)
                 return
-            with self._lock:
-                run = self._root_of.pop(run_id, None)
-                if run is None:
-                    return
-                run.open -= 1
-                node_run = run.nodes.pop(run_id, None)
-                if node_run is not None:  # read later, off the agent's thread
-                    self._seq += 1
-                    run.pending.append((self._seq, node_run[0], node_run[1], outputs))
+            key = run_id.int
+            run = self._root_of.pop(key, None)
+            if run is None:
+                return
+            node_run = run.nodes.pop(key, None)
+            if node_run is not None:  # read later, off the agent's thread
+                run.pending.append((next(self._seq), node_run[0], node_run[1], outputs))
         except Exception:
             self._fail("on_chain_end")
 
@@ -248,15 +245,14 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             if parent_run_id is None:
                 self._end_root(run_id, None, error)
                 return
-            with self._lock:
-                run = self._root_of.pop(run_id, None)
-                if run is None:
-                    return
-                run.open -= 1
-                node_run = run.nodes.pop(run_id, None)
-                if node_run is not None and isinstance(error, GraphInterrupt) and error.args:
-                    for asked in error.args[0]:  # the innermost node that asked ends first
-                        run.asked_by.setdefault(asked.id, (node_run[0], asked.value))
+            key = run_id.int
+            run = self._root_of.pop(key, None)
+            if run is None:
+                return
+            node_run = run.nodes.pop(key, None)
+            if node_run is not None and isinstance(error, GraphInterrupt) and error.args:
+                for asked in error.args[0]:  # the innermost node that asked ends first
+                    run.asked_by.setdefault(asked.id, (node_run[0], asked.value))
         except Exception:
             self._fail("on_chain_error")
 
@@ -299,41 +295,39 @@ class AriadneCallbackHandler(BaseCallbackHandler):
                 with self._lock:
                     self.stats.unsampled += 1
                 return
+        run = _Run(
+            trace_id=str(run_id),
+            thread_id=thread_id,
+            inputs=inputs,
+            agent_name=agent_name,
+            tags=tuple(tags) if tags else (),
+            metadata=metadata,
+            span=self._span(self._span_at_start, run_id),
+            started=time.time(),
+        )
+        if resume is not None:  # a resume whose paused run this handler never saw
+            run.asked.append(_Asked(id=None, task_path=None, value=None, answered=True, resume=resume))
         with self._lock:
             full = len(self._runs) >= self.max_runs_in_flight
             if full:
                 self.stats.dropped += 1
                 warn = not self._warned_full
                 self._warned_full = True
-        if full:
-            if warn:
-                logger.warning(
-                    "ariadne recorder: %d runs in flight, dropping new runs (counted in stats.dropped)",
-                    self.max_runs_in_flight,
-                )
-            return
-        run = _Run(
-            trace_id=str(run_id),
-            thread_id=thread_id,
-            query=first_human_text(inputs),
-            agent_name=agent_name,
-            tags=tuple(tags or ()),
-            metadata=_jsonable(metadata),
-            span=self._span(self._span_at_start, run_id),
-            started_at=datetime.now(UTC),
-        )
-        if resume is not None:  # a resume whose paused run this handler never saw
-            run.asked.append(_Asked(id=None, task_path=None, value=None, answered=True, resume=resume))
-        with self._lock:
-            self._runs[run_id] = run
-            self._root_of[run_id] = run
+            else:
+                self._runs[run_id.int] = run
+                self._root_of[run_id.int] = run
+        if full and warn:
+            logger.warning(
+                "ariadne recorder: %d runs in flight, dropping new runs (counted in stats.dropped)",
+                self.max_runs_in_flight,
+            )
 
     def _resume(self, run: _Run, resume: Any, run_id: UUID) -> None:
         """Continue a paused turn: record the answers, track the new root run as the same run."""
         record_answers(run, resume)
         with self._lock:
-            self._runs[run_id] = run
-            self._root_of[run_id] = run
+            self._runs[run_id.int] = run
+            self._root_of[run_id.int] = run
             self.stats.resumed += 1
 
     def _span(self, getter: SpanContextGetter, run_id: UUID) -> SpanRef | None:
@@ -345,22 +339,27 @@ class AriadneCallbackHandler(BaseCallbackHandler):
 
     def _end_root(self, run_id: UUID, outputs: Any, error: BaseException | None) -> None:
         with self._lock:
-            run = self._runs.pop(run_id, None)
-            self._root_of.pop(run_id, None)
-            if run is not None and run.open:  # children that never ended: forget them with their root
-                for child in [k for k, v in self._root_of.items() if v is run]:
-                    del self._root_of[child]
-                run.open = 0
+            run = self._runs.pop(run_id.int, None)
+            self._root_of.pop(run_id.int, None)
+            if run is not None:  # children that never ended (cancelled, crashed) go with their root
+                for child in run.children:
+                    self._root_of.pop(child, None)
+                run.children.clear()
                 run.nodes.clear()
         if run is None:
             return
-        asked = new_interrupts(run, outputs, error)
+        asked = (
+            new_interrupts(run, outputs, error)
+            if run.asked_by or error is not None or (isinstance(outputs, dict) and "__interrupt__" in outputs)
+            else []
+        )
         paused = bool(asked) or isinstance(error, GraphInterrupt)
         if not run.pending and not run.asked and error is None and not paused:
             self.stats.ignored += 1
             return
         if run.span is None:
             run.span = self._span(self._span_at_end, run_id)  # here: the current context is the agent's
+        run.ended = time.time()
         built = run
         if paused:
             run.asked.extend(asked)

@@ -8,6 +8,7 @@ which runs after the run ended, on the background builder's thread by default.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphInterrupt
 
-from ariadne_lc._messages import last_ai_text, messages_in, thought_of, tool_call_record
+from ariadne_lc._messages import first_human_text, last_ai_text, messages_in, thought_of, tool_call_record
 from ariadne_lc.trace import CheckpointRef, InterruptRecord, SpanRef, Step, Trace
 
 __all__ = ["FinishedRun", "RecorderStats", "build_trace", "jsonable_value", "new_interrupts", "record_answers"]
@@ -78,18 +79,21 @@ class _Asked:
 class _Run:
     trace_id: str
     thread_id: str | None
-    query: str
+    inputs: Any
+    """The root run's input, read (for the query) only when the trace is built."""
     agent_name: str | None
     tags: tuple[str, ...]
     metadata: dict[str, Any]
+    """The root run's metadata as LangChain passed it; filtered to JSON values when the trace is built."""
     span: SpanRef | None
-    started_at: datetime
+    started: float
+    ended: float = 0.0
     pending: list[tuple[int, str, int | None, Any]] = field(default_factory=list)
     """Node outputs as they came: (sequence, task path, LangGraph step, outputs), read only when built."""
     nodes: dict[Any, tuple[str, int | None]] = field(default_factory=dict)
     """Run id of each node run in flight -> its task path and LangGraph step."""
-    open: int = 0
-    """Descendant runs in flight; stragglers are purged at the root's end when it is not zero."""
+    children: list[int] = field(default_factory=list)
+    """Every descendant run started (``UUID.int``), so that none outlives the root in the handler's map."""
     asked: list[_Asked] = field(default_factory=list)
     """Interrupts of this turn, in order."""
     asked_by: dict[str, tuple[str, Any]] = field(default_factory=dict)
@@ -101,6 +105,7 @@ class _Run:
             self,
             pending=list(self.pending),
             nodes={},
+            children=[],
             asked=[replace(a) for a in self.asked],
             asked_by=dict(self.asked_by),
         )
@@ -225,7 +230,7 @@ def build_trace(run: _Run, outputs: Any, error: BaseException | None, span: Span
     return Trace.model_construct(
         trace_id=run.trace_id,
         thread_id=run.thread_id,
-        query=run.query,
+        query=first_human_text(run.inputs),
         steps=steps,
         final_answer=final,
         error=None if error is None or paused else f"{type(error).__name__}: {error}",
@@ -234,7 +239,7 @@ def build_trace(run: _Run, outputs: Any, error: BaseException | None, span: Span
         span=span,
         agent_name=run.agent_name,
         tags=run.tags,
-        metadata=run.metadata,
-        started_at=run.started_at,
-        ended_at=datetime.now(UTC),
+        metadata={k: v for k, v in run.metadata.items() if isinstance(v, str | int | float | bool) or v is None},
+        started_at=datetime.fromtimestamp(run.started, UTC),
+        ended_at=datetime.fromtimestamp(run.ended or time.time(), UTC),
     )

@@ -22,8 +22,8 @@ How (all verified on langgraph 1.2, see DESIGN.md):
    recording never answered ends the replay with :class:`~ariadne_lc.errors.UnansweredInterruptError`.
    A replay never waits for a human.
 
-The control flow is written once, as a generator of LangGraph calls (:mod:`._ops`); the sync and
-async methods only choose how each call is made.
+The control flow is written once, as a :mod:`ariadne_lc._twin` flow yielding LangGraph calls
+(:mod:`._ops`); the sync and async methods only choose the driver (``run_sync`` / ``run_async``).
 
 Three variants serve the controls and multi-step interventions:
 

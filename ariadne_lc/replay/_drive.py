@@ -1,11 +1,11 @@
-"""One replay, start to end, as a generator of LangGraph calls (run it with ``_ops.run_sync`` or ``run_async``)."""
+"""One replay, start to end, as one flow of LangGraph calls (driven by ``_twin.run_sync`` or ``run_async``)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -13,19 +13,33 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from ariadne_lc._messages import thought_of, tool_call_record, tool_outputs
+from ariadne_lc._twin import Flow
 from ariadne_lc.errors import ConfigurationError, NoThoughtError, NotReplayableError, ReplayDidNotFinishError
+from ariadne_lc.replay import _ops
 from ariadne_lc.replay._fork import Level, copy_levels, locate
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
-from ariadne_lc.replay._ops import GetState, Invoke, Op, UpdateState
 from ariadne_lc.replay._tools import Served, serve
 from ariadne_lc.replay._types import ReplayResult, ToolPolicy
 from ariadne_lc.semconv import ARIADNE_REPLAY
 from ariadne_lc.trace import Step, Trace
 
-if TYPE_CHECKING:
-    from ariadne_lc.replay._replayer import Replayer
 
-__all__ = ["replay_flow"]
+class Replaying(Protocol):
+    """What a replay needs from its :class:`~ariadne_lc.replay.Replayer` (declared here: no import circle)."""
+
+    graph: Any
+    tool_policy: ToolPolicy
+    safe_tools: frozenset[str]
+    max_turns: int
+
+    def tool_node_of(self, ns: str) -> str | None: ...
+
+    def tools_of(self, ns: str) -> dict[str, Any]: ...
+
+    def isolated_graph(self, saver: Any, *, intercept: bool) -> Any: ...
+
+
+__all__ = ["Replaying", "replay_flow"]
 
 
 @dataclass(slots=True, eq=False)  # hashable: LangGraph puts handlers in sets
@@ -97,8 +111,8 @@ def _update(levels: list[Level], original: AIMessage, steps: list[Step], thought
 
 
 def replay_flow(
-    replayer: Replayer, trace: Trace, thoughts: Mapping[int, str], *, early: bool, instruction: str
-) -> Generator[Op, Any, ReplayResult]:
+    replayer: Replaying, trace: Trace, thoughts: Mapping[int, str], *, early: bool, instruction: str
+) -> Flow[ReplayResult]:
     """Fork at the latest chosen step, substitute, and run on to an answer (see the package docstring)."""
     if not thoughts:
         raise ConfigurationError("no steps to substitute")
@@ -132,31 +146,31 @@ def replay_flow(
     }
     fork_id = levels[-1].before.config["configurable"]["checkpoint_id"]
     at = {"configurable": {"thread_id": thread, "checkpoint_ns": levels[-1].ns, "checkpoint_id": fork_id}}
-    yield UpdateState(iso, at, {"messages": written}, as_node)
+    yield _ops.update_state(iso, at, {"messages": written}, as_node)
     served = Served(trace)
     answers = Answers(trace.interrupts)
     for _ in range(replayer.max_turns * 3 + 3):
-        snapshot = yield GetState(iso, config)
+        snapshot = yield _ops.state(iso, config)
         if not snapshot.next:
             return _result(replayer, levels, snapshot, config, counter, served, answers, last, early, fork_id)
         asked = pending_interrupts(snapshot)
         if asked:
             resume = {i.id: answers.take(node, i.value).resume for node, i in asked}
-            yield Invoke(iso, Command(resume=resume), config)
+            yield _ops.invoke(iso, Command(resume=resume), config)
             continue
         level = _deepest(snapshot)
         ns = level.config["configurable"].get("checkpoint_ns", "")
         tool_node = replayer.tool_node_of(ns)
         if intercept and tool_node is not None and tool_node in level.next:
             tool_messages = yield from serve(level.values, served, replayer.tools_of(ns), replayer.safe_tools, early)
-            yield UpdateState(iso, level.config, {"messages": tool_messages}, tool_node)
+            yield _ops.update_state(iso, level.config, {"messages": tool_messages}, tool_node)
         else:
-            yield Invoke(iso, None, config)
+            yield _ops.invoke(iso, None, config)
     raise ReplayDidNotFinishError(f"the replay did not finish within {replayer.max_turns} turns")
 
 
 def _result(
-    replayer: Replayer,
+    replayer: Replaying,
     levels: list[Level],
     final: Any,
     config: dict[str, Any],

@@ -14,14 +14,15 @@ LangGraph resumes a subgraph after an interrupt.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from ariadne_lc._twin import Flow
 from ariadne_lc.errors import NotReplayableError, SubgraphNotReplayableError
-from ariadne_lc.replay._ops import GetTuple, History, Op
+from ariadne_lc.replay import _ops
 from ariadne_lc.trace import Step
 
 __all__ = ["Level", "copy_levels", "locate", "path_of"]
@@ -95,9 +96,7 @@ def _written(snapshots: Sequence[Any], i: int, step: Step) -> AIMessage:
     return original
 
 
-def locate(
-    graph: Any, step: Step, tool_node_of: Callable[[str], str | None]
-) -> Generator[Op, Any, tuple[list[Level], AIMessage]]:
+def locate(graph: Any, step: Step, tool_node_of: Callable[[str], str | None]) -> Flow[tuple[list[Level], AIMessage]]:
     """The levels down to ``step`` and the step's original message (production history only read).
 
     ``tool_node_of`` gives a level's (namespace's) tool node, to refuse a step taken inside
@@ -113,7 +112,7 @@ def locate(
                 "replays answer tool calls from the recording instead of running the tool node, so they cannot "
                 "re-enter it. Audit the inner agent's own runs (record it with its own thread)"
             )
-        snapshots = yield History(graph, {"configurable": {"thread_id": thread, "checkpoint_ns": ns}})
+        snapshots = yield _ops.history(graph, {"configurable": {"thread_id": thread, "checkpoint_ns": ns}})
         i = _before(snapshots, task_id, step, ns)
         before = snapshots[i]
         if "messages" not in before.values:
@@ -127,10 +126,10 @@ def locate(
     raise NotReplayableError(f"step {step.index} has no task path; it cannot be located")
 
 
-def copy_levels(saver: Any, levels: list[Level], iso_saver: Any, thread: str) -> Generator[Op, Any, None]:
+def copy_levels(saver: Any, levels: list[Level], iso_saver: Any, thread: str) -> Flow[None]:
     """Copy each level's checkpoint before its task into ``thread`` of ``iso_saver`` (see the module docstring)."""
     for level in levels:
-        saved = yield GetTuple(saver, level.before.config)
+        saved = yield _ops.checkpoint_tuple(saver, level.before.config)
         if saved is None:
             raise NotReplayableError(f"checkpoint {level.before.config['configurable']} vanished from the saver")
         target = {"configurable": {"thread_id": thread, "checkpoint_ns": level.ns}}

@@ -1,150 +1,86 @@
-"""The replay's calls to LangGraph as values, so that its control flow is written once.
+"""The replay's calls to LangGraph, each as a :class:`~ariadne_lc._twin.Call` (blocking and awaitable).
 
-The replay is a generator (:mod:`ariadne_lc.replay._drive`) that yields one :class:`Op` per call to
-the graph or a checkpointer and receives the call's result back. :func:`run_sync` performs each op
-with the blocking API, :func:`run_async` with the ``a``-prefixed one (needed for async-only savers
-such as ``AsyncSqliteSaver``). No other code knows whether it runs sync or async.
+The replay is one flow (:mod:`ariadne_lc.replay._drive`) that yields these calls; ``_twin.run_sync``
+makes them with the blocking API, ``_twin.run_async`` with the ``a``-prefixed one (needed for
+async-only savers such as ``AsyncSqliteSaver``). Nothing else knows whether it runs sync or async.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
+from ariadne_lc._twin import Call
 from ariadne_lc.errors import ReplayError
 
-__all__ = ["GetState", "GetTuple", "History", "Invoke", "Op", "RunTool", "UpdateState", "run_async", "run_sync"]
-
-T = TypeVar("T")
+__all__ = ["checkpoint_tuple", "history", "invoke", "run_tool", "state", "update_state"]
 
 
-class Op:
-    """One call; :meth:`sync` and :meth:`asynchronous` perform it."""
-
-    def sync(self) -> Any:
-        raise NotImplementedError
-
-    async def asynchronous(self) -> Any:
-        raise NotImplementedError
-
-
-@dataclass(frozen=True, slots=True)
-class History(Op):
+def history(graph: Any, config: dict[str, Any]) -> Call[list[Any]]:
     """The snapshots of one checkpoint namespace of a thread, newest first."""
 
-    graph: Any
-    config: dict[str, Any]
+    async def later() -> list[Any]:
+        return [s async for s in graph.aget_state_history(config)]
 
-    def sync(self) -> list[Any]:
-        return list(self.graph.get_state_history(self.config))
-
-    async def asynchronous(self) -> list[Any]:
-        return [s async for s in self.graph.aget_state_history(self.config)]
+    return Call(lambda: list(graph.get_state_history(config)), later)
 
 
-@dataclass(frozen=True, slots=True)
-class GetTuple(Op):
+def checkpoint_tuple(saver: Any, config: dict[str, Any]) -> Call[Any]:
     """A raw checkpoint tuple (checkpoint, metadata, pending writes) from a saver."""
-
-    saver: Any
-    config: dict[str, Any]
-
-    def sync(self) -> Any:
-        return self.saver.get_tuple(self.config)
-
-    async def asynchronous(self) -> Any:
-        return await self.saver.aget_tuple(self.config)
+    return Call(lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config))
 
 
-@dataclass(frozen=True, slots=True)
-class GetState(Op):
-    graph: Any
-    config: dict[str, Any]
-
-    def sync(self) -> Any:
-        return self.graph.get_state(self.config, subgraphs=True)
-
-    async def asynchronous(self) -> Any:
-        return await self.graph.aget_state(self.config, subgraphs=True)
+def state(graph: Any, config: dict[str, Any]) -> Call[Any]:
+    """The thread's current state, with the states of pending subgraphs."""
+    return Call(lambda: graph.get_state(config, subgraphs=True), lambda: graph.aget_state(config, subgraphs=True))
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateState(Op):
-    graph: Any
-    config: dict[str, Any]
-    values: Any
-    as_node: str | None
-
-    def sync(self) -> Any:
-        return self.graph.update_state(self.config, self.values, as_node=self.as_node)
-
-    async def asynchronous(self) -> Any:
-        return await self.graph.aupdate_state(self.config, self.values, as_node=self.as_node)
+def update_state(graph: Any, config: dict[str, Any], values: Any, as_node: str | None) -> Call[Any]:
+    return Call(
+        lambda: graph.update_state(config, values, as_node=as_node),
+        lambda: graph.aupdate_state(config, values, as_node=as_node),
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class Invoke(Op):
+def _replay_error(exc: Exception) -> ReplayError:
+    return ReplayError(f"the replayed graph raised {type(exc).__name__}: {exc}")
+
+
+def invoke(graph: Any, input: Any, config: dict[str, Any]) -> Call[Any]:
     """Run the isolated graph on; any exception it raises becomes a :class:`ReplayError`."""
 
-    graph: Any
-    input: Any
-    config: dict[str, Any]
-
-    def sync(self) -> Any:
+    def now() -> Any:
         try:
-            return self.graph.invoke(self.input, self.config)
+            return graph.invoke(input, config)
         except ReplayError:
             raise
         except Exception as exc:
-            raise ReplayError(f"the replayed graph raised {type(exc).__name__}: {exc}") from exc
+            raise _replay_error(exc) from exc
 
-    async def asynchronous(self) -> Any:
+    async def later() -> Any:
         try:
-            return await self.graph.ainvoke(self.input, self.config)
+            return await graph.ainvoke(input, config)
         except ReplayError:
             raise
         except Exception as exc:
-            raise ReplayError(f"the replayed graph raised {type(exc).__name__}: {exc}") from exc
+            raise _replay_error(exc) from exc
+
+    return Call(now, later)
 
 
-@dataclass(frozen=True, slots=True)
-class RunTool(Op):
-    """Run a tool declared safe; returns the tool's result or the exception it raised."""
+def run_tool(tool: Any, call: dict[str, Any]) -> Call[Any]:
+    """Run a tool declared safe; the result is the tool's output or the exception it raised."""
+    request = {**call, "type": "tool_call"}
 
-    tool: Any
-    call: dict[str, Any]
-
-    def sync(self) -> Any:
+    def now() -> Any:
         try:
-            return self.tool.invoke({**self.call, "type": "tool_call"})
+            return tool.invoke(request)
         except Exception as exc:
             return exc
 
-    async def asynchronous(self) -> Any:
+    async def later() -> Any:
         try:
-            return await self.tool.ainvoke({**self.call, "type": "tool_call"})
+            return await tool.ainvoke(request)
         except Exception as exc:
             return exc
 
-
-def run_sync(flow: Generator[Op, Any, T]) -> T:
-    """Drive ``flow`` with blocking calls."""
-    result: Any = None
-    while True:
-        try:
-            op = flow.send(result)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        result = op.sync()
-
-
-async def run_async(flow: Generator[Op, Any, T]) -> T:
-    """Drive ``flow`` with async calls."""
-    result: Any = None
-    while True:
-        try:
-            op = flow.send(result)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        result = await op.asynchronous()
+    return Call(now, later)

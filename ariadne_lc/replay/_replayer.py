@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ariadne_lc._twin import run_async, run_sync
 from ariadne_lc.errors import ConfigurationError, NoCheckpointerError, SubgraphNotReplayableError
 from ariadne_lc.replay._drive import replay_flow
-from ariadne_lc.replay._ops import run_async, run_sync
 from ariadne_lc.replay._tools import find_tools
 from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
 from ariadne_lc.trace import Trace

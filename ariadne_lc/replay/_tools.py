@@ -8,14 +8,14 @@ cut of an early-answering replay every call is refused.
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from ariadne_lc._twin import Flow
 from ariadne_lc.errors import ReplayError
-from ariadne_lc.replay._ops import Op, RunTool
+from ariadne_lc.replay import _ops
 from ariadne_lc.replay._types import EARLY_ANSWER_TOOL_MESSAGE, UNAVAILABLE_TOOL_MESSAGE
 from ariadne_lc.trace import ToolCall, Trace
 
@@ -60,7 +60,7 @@ def _message(call: dict[str, Any], content: str, status: str = "error") -> ToolM
 
 def serve(
     values: dict[str, Any], served: Served, tools: dict[str, Any], safe: frozenset[str], early: bool
-) -> Generator[Op, Any, list[ToolMessage]]:
+) -> Flow[list[ToolMessage]]:
     """The tool messages answering the last AI message's calls in ``values``."""
     last = values.get("messages", [None])[-1]
     if not isinstance(last, AIMessage) or not last.tool_calls:
@@ -78,7 +78,7 @@ def serve(
             out.append(_message(call, recorded.output, "error" if recorded.status == "error" else "success"))
         elif call["name"] in safe and call["name"] in tools:
             served.live += 1
-            result = yield RunTool(tools[call["name"]], call)
+            result = yield _ops.run_tool(tools[call["name"]], call)
             if isinstance(result, Exception):
                 out.append(_message(call, f"Error: {result}"))
             else:

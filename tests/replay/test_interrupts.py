@@ -13,8 +13,9 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
 
-from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore, Replayer, Trace
+from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore, Trace
 from ariadne_lc.errors import UnansweredInterruptError
+from ariadne_lc.replay import Replayer
 from ariadne_lc.testing import ScriptedChatModel, faithful_arithmetic_model
 from tests.helpers import QUESTION
 
@@ -114,6 +115,18 @@ def test_one_trace_per_turn_across_the_interrupt_and_a_replay_resumed_with_the_r
         replayer.replay(trace, 0, "I need to multiply 6 by 7 and check it.")
     assert stopped.value.node == "approve"
     assert stopped.value.value == {"approve": [{"name": "calculator", "args": {"expression": "6 + 7"}}]}
+    # the auditor records it as a failed audit carrying the error's name, not a score
+    from ariadne_lc import Auditor
+    from ariadne_lc.interventions import Intervention
+
+    class _Check:
+        def intervene(self, thought: str, kind: Any, *, query: str = "") -> Intervention:
+            return Intervention(
+                original=thought, intervened=thought + " and check it", type=str(kind), applicable=True, method="test"
+            )
+
+    (failed,) = Auditor(graph, critic=_Check()).audit(trace, step=0, interventions="logic_flip")
+    assert failed.status == "failed" and failed.error_type == "UnansweredInterruptError" and failed.phi is None
     assert _head(graph, "h") == (head, history) and calls == ["6 * 7"]
 
 
@@ -162,6 +175,14 @@ def test_create_agent_with_human_in_the_loop_middleware(saver: Any) -> None:
     flipped = replayer.replay(trace, 0, "Every box holds the same amount, so I need to subtract 6 by 7 to get it.")
     assert flipped.answer == "Following my plan to subtract (6 - 7), the total is -1."  # the counterfactual answer
     assert len(flipped.interrupts_answered) == 1 and flipped.tools_recorded == 1
+    assert calls == ["6 * 7"] and _head(graph, "m") == (head, history)
+
+    # and the whole turn is auditable (issue 12: the audit found nothing)
+    from ariadne_lc import Auditor
+
+    (audited,) = Auditor(graph).audit(trace, step=0, interventions="logic_flip")
+    assert audited.status == "scored" and audited.error is None, audited.error
+    assert audited.counterfactual_answer != trace.final_answer and audited.answer_changed
     assert calls == ["6 * 7"] and _head(graph, "m") == (head, history)
 
 

@@ -12,8 +12,9 @@ from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command
 
-from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore, Replayer, Trace
+from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore, Trace
 from ariadne_lc.errors import SubgraphNotReplayableError
+from ariadne_lc.replay import Replayer
 from ariadne_lc.testing import ScriptedChatModel, faithful_arithmetic_model
 from tests.helpers import QUESTION
 
@@ -78,6 +79,14 @@ def test_a_create_agent_used_as_a_node(saver: Any) -> None:
 
     early = Replayer(graph).replay_early_answer(trace, 0)
     assert early.answer == "Report: Following my plan to multiply (6 * 7), the total is 42."
+    assert calls == ["6 * 7"] and _everything(graph, "s") == before
+
+    # the audit that failed in issue 12 (NotReplayableError for any subgraph step) now scores
+    from ariadne_lc import Auditor
+
+    (audited,) = Auditor(graph).audit(trace, step=0, interventions="logic_flip")
+    assert audited.status == "scored" and audited.error is None, audited.error
+    assert audited.counterfactual_answer is not None and audited.counterfactual_answer.startswith("Report: ")
     assert calls == ["6 * 7"] and _everything(graph, "s") == before
 
 
