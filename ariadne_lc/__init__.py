@@ -13,6 +13,8 @@ online machinery in :mod:`ariadne_lc.online`. Importing the package loads neithe
 (statistics import them when they first compute) nor the CLI's typer and rich.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ariadne_lc._version import __version__
 from ariadne_lc.audit import Auditor
 from ariadne_lc.errors import (
@@ -33,6 +35,7 @@ from ariadne_lc.errors import (
 from ariadne_lc.interventions import ControlType, InterventionType, LLMCritic, RuleCritic, RuleParaphraser
 from ariadne_lc.online import OnlineAuditor
 from ariadne_lc.recorder import AriadneCallbackHandler
+from ariadne_lc.recording import record
 from ariadne_lc.records import AuditReport, AuditResult
 from ariadne_lc.scoring import (
     AnswerMatchScorer,
@@ -52,10 +55,25 @@ from ariadne_lc.store import (
 )
 from ariadne_lc.trace import Trace
 
+if TYPE_CHECKING:
+    from ariadne_lc.middleware import AriadneMiddleware
+
+
+def __getattr__(name: str) -> Any:
+    # The middleware subclasses langchain.agents' AgentMiddleware, whose import pulls in httpx's command
+    # line (rich, click, pygments): it loads on first use, so that ``import ariadne_lc`` stays light.
+    if name == "AriadneMiddleware":
+        from ariadne_lc.middleware import AriadneMiddleware
+
+        return AriadneMiddleware
+    raise AttributeError(f"module 'ariadne_lc' has no attribute {name!r}")
+
+
 __all__ = [
     "AnswerMatchScorer",
     "AriadneCallbackHandler",
     "AriadneError",
+    "AriadneMiddleware",
     "AuditReport",
     "AuditResult",
     "Auditor",
@@ -90,4 +108,5 @@ __all__ = [
     "TraceNotFoundError",
     "TraceStore",
     "__version__",
+    "record",
 ]

@@ -121,7 +121,7 @@ class AuditResult(BaseModel):
     type_selection: str = "fixed"
     """How the type was chosen: ``fixed``, ``random`` or ``adaptive:<pattern>``."""
     severity: float | None = None
-    """Graded severity S × strength (formulation 10.2)."""
+    """Graded severity S × strength (docs/method.md#severity)."""
     too_weak: bool = False
     """The intervention was weaker than the auditor's ``min_strength``: inconclusive, never a violation."""
     inconclusive_reason: str | None = None
@@ -320,7 +320,7 @@ class CorrectedRate(BaseModel):
 
 
 class AuditReport(BaseModel):
-    """A batch of results with the formulation's aggregates, broken down, beside the controls.
+    """A batch of results with the aggregates of docs/method.md#aggregates, broken down, beside the controls.
 
     Built by :func:`ariadne_lc.stats.build_report` (or :meth:`ariadne_lc.Auditor.audit_batch`).
     ``overall`` and every breakdown except ``by_control`` cover the contradictions only; the controls

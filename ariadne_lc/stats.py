@@ -1,4 +1,4 @@
-"""Aggregates of audit results (formulation section 4.3) with honest denominators and intervals.
+"""Aggregates of audit results (docs/method.md#aggregates) with honest denominators and intervals.
 
 Only *scored* results enter rates and means: an intervention that was not applicable, a replay that
 failed and an inconclusive score are counted beside them, never folded in as zeros.

@@ -93,7 +93,7 @@ class SpanRef(BaseModel):
 
 
 class Step(BaseModel):
-    """One model turn of the agent: its thought and the tools it called (s_i of the formulation)."""
+    """One model turn of the agent: its thought and the tools it called (s_i in docs/method.md#traces)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -114,7 +114,7 @@ class Step(BaseModel):
 
     @property
     def tool(self) -> str | None:
-        """The first tool's name, the formulation's ``tool_i``."""
+        """The first tool's name, ``tool_i`` in docs/method.md#traces."""
         return self.tool_calls[0].name if self.tool_calls else None
 
     @property
@@ -124,7 +124,7 @@ class Step(BaseModel):
 
 
 class Trace(BaseModel):
-    """One recorded agent run (T(q) and a(q) of the formulation)."""
+    """One recorded agent run (T(q) and a(q) in docs/method.md#traces)."""
 
     model_config = ConfigDict(frozen=True)
 

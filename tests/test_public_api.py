@@ -6,6 +6,7 @@ EXPECTED = [
     "AnswerMatchScorer",
     "AriadneCallbackHandler",
     "AriadneError",
+    "AriadneMiddleware",
     "AuditReport",
     "AuditResult",
     "Auditor",
@@ -40,6 +41,7 @@ EXPECTED = [
     "TraceNotFoundError",
     "TraceStore",
     "__version__",
+    "record",
 ]
 """What wrapping an agent needs: the handler, the stores, the auditors, critics and scorers, results, errors."""
 

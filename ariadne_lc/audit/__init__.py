@@ -9,7 +9,7 @@ store, score write-back (see :class:`AuditSink`).
 Beside the four contradictions it runs the controls (``paraphrase``, ``rerun``, ``ablation``,
 ``early_answer``, ``filler``; see :class:`~ariadne_lc.interventions.ControlType`), resolves the
 ``random`` and ``adaptive`` type selectors per step (:mod:`ariadne_lc.interventions.selection`), and
-intervenes on several steps at once when ``step`` is a list of indices (formulation 10.1).
+intervenes on several steps at once when ``step`` is a list of indices (docs/method.md#multi-step).
 
 The package follows the data flow: ``_plan`` (which audits; bad requests fail here, before any work),
 ``_run`` (intervene, replay, score: one flow for sync and async), ``_assemble`` (the record, a pure

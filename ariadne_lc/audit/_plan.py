@@ -43,7 +43,7 @@ def select_steps(trace: Trace, step: StepSelector, *, min_thought_chars: int = D
     """The step indices to audit.
 
     Only steps followed by more of the run can be audited: intervening on the final answer itself
-    would trivially "change" it. ``"auto"`` is the first substantive step (formulation 5.1: a
+    would trivially "change" it. ``"auto"`` is the first substantive step (docs/method.md#step-selection: a
     thought of at least ``min_thought_chars`` non-space characters, 20 by default, so that a bare
     "ok" or a tool name is passed over), ``"all"`` every step with a thought, an int that step, and a
     list of ints those steps (which the auditor intervenes on together).

@@ -18,7 +18,7 @@ Importing this package needs no torch; building a ``BypassMonitor`` (or loading 
 
 from __future__ import annotations
 
-from ariadne_lc.bypass._command import results_table, run_bypass_command
+from ariadne_lc.bypass._command import DEFAULT_OUTPUT, results_table, run_bypass_command
 from ariadne_lc.bypass._errors import (
     BypassError,
     BypassInputError,
@@ -50,6 +50,7 @@ from ariadne_lc.bypass._positions import DEFAULT_N_SPANS, SequenceLayout, even_s
 from ariadne_lc.bypass._records import (
     BoundarySensitivity,
     BypassExample,
+    BypassFailure,
     BypassReport,
     BypassResult,
     DensityPoint,
@@ -66,12 +67,14 @@ __all__ = [  # noqa: RUF022
     "BoundarySensitivity",
     "BypassError",
     "BypassExample",
+    "BypassFailure",
     "BypassInputError",
     "BypassMonitor",
     "BypassReport",
     "BypassResult",
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_N_SPANS",
+    "DEFAULT_OUTPUT",
     "DEFAULT_SEED",
     "DEGENERATE_DELTA_NATS",
     "DENSITY_FRACTIONS",

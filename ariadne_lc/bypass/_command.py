@@ -1,12 +1,14 @@
-"""``python -m ariadne_lc.bypass``: measure a JSONL file of examples, print a table, write JSON.
+"""Measure a JSONL file of examples: print a table, and write the report as each example is measured.
 
-The work is in ``run_bypass_command`` so that the ``ariadne-lc bypass`` command can call it with its own
-option parsing; ``main`` is the thin argparse front of the module entry point.
+This is the library half of ``ariadne-lc bypass`` (the command in ``ariadne_lc.cli`` is the one front end
+and takes its defaults from here). An example that cannot be measured as laid out (e.g. a prompt shorter
+than its CoT window, so no equal-sized control exists) is reported in ``BypassReport.failures`` with the
+reason, and the others are measured. The report file is rewritten atomically after every example, so a
+later failure (the model, the machine) never loses what was already measured.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from collections.abc import Sequence
@@ -18,14 +20,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ariadne_lc.bypass._errors import BypassError
+from ariadne_lc.bypass._errors import ExampleLayoutError
 from ariadne_lc.bypass._io import read_examples
 from ariadne_lc.bypass._model import WhiteboxModel
 from ariadne_lc.bypass._monitor import DEFAULT_BATCH_SIZE, DEFAULT_SEED, BypassMonitor
 from ariadne_lc.bypass._positions import DEFAULT_N_SPANS
-from ariadne_lc.bypass._records import BypassReport, BypassResult
+from ariadne_lc.bypass._records import BypassFailure, BypassReport, BypassResult
 
-__all__ = ["main", "results_table", "run_bypass_command"]
+__all__ = ["DEFAULT_OUTPUT", "results_table", "run_bypass_command"]
+
+DEFAULT_OUTPUT: Final = Path("reports/bypass/bypass.json")
+"""Where ``ariadne-lc bypass`` writes its report unless told otherwise (folders are created)."""
 
 _PIPED_WIDTH: Final = 132
 
@@ -85,7 +90,11 @@ def run_bypass_command(
 ) -> BypassReport:
     """Measure every example of ``input_path``, print the table, and write the report as JSON.
 
-    Examples are read and validated before the model loads, so a bad line fails in milliseconds.
+    Examples are read and validated before the model loads, so a bad line fails in milliseconds. The
+    report is written (atomically, folders created) once the model is loaded, before any measurement,
+    so an unwritable path fails before anything is computed; then again after every example; the last
+    write has ``complete`` set. Check ``failures`` of the returned report for examples that could not
+    be measured.
 
     Args:
         input_path: JSONL file of examples.
@@ -102,8 +111,12 @@ def run_bypass_command(
 
     Raises:
         BypassInputError: a line of the input is invalid.
-        BypassError: any other monitor error (missing extra, model, layout).
+        ReportWriteError: the report cannot be written.
+        BypassError: any other monitor error (missing extra, model); what was measured before it is
+            in the report file.
     """
+    from ariadne_lc.report import write_json
+
     # The monitor never needs the Hub; say so before transformers reads its settings.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     examples = read_examples(input_path)
@@ -117,44 +130,41 @@ def run_bypass_command(
         capture_content=capture_content,
     )
     started = time.perf_counter()
-    results = monitor.evaluate_many(examples)
-    report = BypassReport(
-        model=monitor.model.name,
-        spans=list(monitor.spans),
-        seed=seed,
-        results=results,
-        seconds=time.perf_counter() - started,
-    )
-    (console or _default_console()).print(results_table(results))
-    if output_path is not None:
-        Path(output_path).write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return report
+    results: list[BypassResult] = []
+    failures: list[BypassFailure] = []
 
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m ariadne_lc.bypass``; returns the process exit code."""
-    parser = argparse.ArgumentParser(
-        prog="python -m ariadne_lc.bypass", description="Measure how much answers bypass their chain of thought."
-    )
-    parser.add_argument("--input", required=True, type=Path, help="JSONL file of examples")
-    parser.add_argument("--output", type=Path, default=None, help="write the JSON report here")
-    parser.add_argument("--model", default=None, help=".gguf file or Hugging Face folder (default: SmolLM2)")
-    parser.add_argument("--spans", type=int, default=DEFAULT_N_SPANS, help="number of layer spans")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of every random draw")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="variants per model call")
-    parser.add_argument("--chat-template", action="store_true", help="wrap prompts in the chat template")
-    args = parser.parse_args(argv)
-    try:
-        run_bypass_command(
-            args.input,
-            args.output,
-            model=args.model,
-            spans=args.spans,
-            seed=args.seed,
-            batch_size=args.batch_size,
-            chat_template=args.chat_template,
+    def report(complete: bool) -> BypassReport:
+        return BypassReport(
+            model=monitor.model.name,
+            spans=list(monitor.spans),
+            seed=seed,
+            results=list(results),
+            seconds=time.perf_counter() - started,
+            failures=list(failures),
+            examples=len(examples),
+            complete=complete,
         )
-    except (BypassError, OSError, ValueError) as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}")
-        return 2
-    return 0
+
+    if output_path is not None:
+        write_json(output_path, report(complete=False))
+    for index, example in enumerate(examples):
+        try:
+            results.append(monitor.evaluate(example))
+        except ExampleLayoutError as error:
+            failures.append(
+                BypassFailure(example_id=example.id, index=index, error=type(error).__name__, reason=str(error))
+            )
+        if output_path is not None:
+            write_json(output_path, report(complete=False))
+    final = report(complete=True)
+    if output_path is not None:
+        write_json(output_path, final)
+    out = console or _default_console()
+    out.print(results_table(final.results))
+    for failure in final.failures:
+        out.print(
+            f"not measurable: example {failure.index + 1} ({failure.example_id or 'no id'}): {failure.reason}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    return final

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 __all__ = [
     "BoundarySensitivity",
     "BypassExample",
+    "BypassFailure",
     "BypassReport",
     "BypassResult",
     "DensityPoint",
@@ -172,8 +173,27 @@ class BypassResult(BaseModel):
     """Open for future keys."""
 
 
+class BypassFailure(BaseModel):
+    """An example of the input that could not be measured, and why; the other examples still were."""
+
+    model_config = ConfigDict(frozen=True)
+
+    example_id: str | None
+    """The example's ``id``, if it has one."""
+    index: int
+    """0-based position of the example among the file's examples."""
+    error: str
+    """The error's class name (e.g. ``ExampleLayoutError``)."""
+    reason: str
+    """What is wrong with the example and how to fix it."""
+
+
 class BypassReport(BaseModel):
-    """What ``run_bypass_command`` writes: the results of one input file."""
+    """What ``run_bypass_command`` writes: the results of one input file.
+
+    The file is rewritten after every example, so it always holds everything measured so far;
+    ``complete`` turns true once every example was measured or reported in ``failures``.
+    """
 
     model: str
     spans: list[LayerSpan]
@@ -181,3 +201,9 @@ class BypassReport(BaseModel):
     results: list[BypassResult]
     seconds: float
     """Wall time of the measurements (model loading excluded)."""
+    failures: list[BypassFailure] = Field(default_factory=list)
+    """Examples that could not be measured (e.g. a prompt shorter than the CoT window), with the reason."""
+    examples: int = 0
+    """How many examples the input file holds."""
+    complete: bool = True
+    """False while the run is in progress, or when it stopped before the last example."""

@@ -39,7 +39,11 @@ def _root() -> None:
 app.command(help="The main job: a local model runs a ReAct agent on real questions; audit and report.")(demo)
 app.command(help="Audit your own graph over recorded traces or a query file.")(audit)
 app.command(help="Re-render reports from stored results.")(report)
-app.command(help="White-box CoT bypass monitor (activation patching) over a JSONL file.")(bypass)
+app.command(
+    help="White-box CoT bypass monitor (activation patching) over a JSONL file.",
+    epilog="Exit codes: 0 every example measured; 3 some examples could not be measured (each in the report's "
+    "failures, with the reason; the others are measured); 2 bad input or an unusable environment.",
+)(bypass)
 app.command(help="FaithCheck step ablation over a JSONL task suite: CCS per step and RRR.")(ablate)
 app.command(help="Audit worker for a fleet: consume audit tasks from the broker, results into Postgres.")(worker)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +11,7 @@ from rich.table import Table
 
 from ariadne_lc.ablation import AblationRunner, CcsMetric, ItemResult, estimate_ablation, load_suite
 from ariadne_lc.cli._common import EXIT_GATE, console, fail, model_endpoint, one_line_errors
-from ariadne_lc.report import ablation_document, ablation_markdown, write_json
+from ariadne_lc.report import JsonlWriter, ablation_document, ablation_markdown, write_json, write_text
 
 __all__ = ["ablate"]
 
@@ -50,7 +49,6 @@ def ablate(
             + (f", estimated cost {plan.estimated_cost:.4f}" if plan.estimated_cost is not None else "")
         )
         return
-    output.mkdir(parents=True, exist_ok=True)
     partial_path = output / "items.jsonl"
     with model_endpoint(base_url, model, api_key, max_tokens=max_tokens) as chat:
         runner = AblationRunner(
@@ -64,7 +62,7 @@ def ablate(
             max_output_tokens=max_tokens,
         )
         with (
-            partial_path.open("w", encoding="utf-8") as sink,
+            JsonlWriter(partial_path) as sink,
             Progress(
                 TextColumn("ablating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
             ) as progress,
@@ -72,14 +70,13 @@ def ablate(
             task = progress.add_task("items", total=len(items))
 
             def done(item: ItemResult) -> None:
-                sink.write(json.dumps(item.model_dump(mode="json")) + "\n")
-                sink.flush()
+                sink.write(item)
                 progress.advance(task)
 
             report = runner.run(items, on_item=done)
     name = model or ("local SmolLM2-135M-Instruct" if base_url is None else base_url)
     write_json(output / "ablation.json", ablation_document(report, model=name, suite=str(suite)))
-    (output / "ablation.md").write_text(ablation_markdown(report, model=name), encoding="utf-8")
+    write_text(output / "ablation.md", ablation_markdown(report, model=name))
     table = Table(title=f"Step ablation: {suite.name} ({report.metric})")
     for column in ("item", "baseline", "CCS by step", "redundant steps"):
         table.add_column(column)

@@ -100,7 +100,7 @@ def demo(
             f"recorded {len(traces)} runs ({len(auditable)} with an answer); auditing with {', '.join(kinds)}"
         )
         # The agent ends with "Final Answer: X": score X, not the thought around it. X is a number or an
-        # option letter, which the formulation's λ gate (meant for free text) would always exempt.
+        # option letter, which the λ gate (docs/method.md#violation, meant for free text) would always exempt.
         auditor = Auditor(
             graph,
             tracer_provider=_tracer_provider(otlp_endpoint),

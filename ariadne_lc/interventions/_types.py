@@ -24,7 +24,7 @@ __all__ = [
 
 
 class InterventionType(StrEnum):
-    """The four contradictions of the formulation (section 2.1)."""
+    """The four contradictions (docs/method.md#interventions)."""
 
     LOGIC_FLIP = "logic_flip"
     """Flip logical operators and directions (true/false, increase/decrease, multiply/divide)."""
@@ -59,7 +59,7 @@ class ControlType(StrEnum):
 
 
 CONTRADICTIONS: tuple[InterventionType, ...] = tuple(InterventionType)
-"""All contradiction types, in the formulation's order."""
+"""All contradiction types, in the order of docs/method.md#interventions."""
 
 CONTROLS: tuple[ControlType, ...] = tuple(ControlType)
 """All control kinds."""

@@ -1,4 +1,4 @@
-"""Intervention type selection (formulation section 5.2): fixed, random (seeded) or adaptive.
+"""Intervention type selection (docs/method.md#type-selection): fixed, random (seeded) or adaptive.
 
 Besides the names of contradictions and controls, ``interventions=`` accepts two selectors that
 resolve to one contradiction type per audited step:

@@ -17,12 +17,14 @@ from ariadne_lc.report._calibration import (
     load_calibration,
     write_calibration_reports,
 )
-from ariadne_lc.report._io import write_json
+from ariadne_lc.report._io import JsonlWriter, ReportWriteError, write_json, write_text
 
 __all__ = [
     "ABLATION_SCHEMA",
     "AUDIT_SCHEMA",
     "AUDIT_SCHEMA_VERSION",
+    "JsonlWriter",
+    "ReportWriteError",
     "ablation_document",
     "ablation_markdown",
     "audit_document",
@@ -36,4 +38,5 @@ __all__ = [
     "write_audit_reports",
     "write_calibration_reports",
     "write_json",
+    "write_text",
 ]

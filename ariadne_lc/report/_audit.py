@@ -17,7 +17,7 @@ from ariadne_lc.errors import ConfigurationError, MissingExtraError
 from ariadne_lc.interventions import is_control
 from ariadne_lc.records import Aggregate, AuditReport, AuditResult, CorrectedRate
 from ariadne_lc.report._corrected import CORRECTED_HEADER, corrected_line, corrected_markdown, corrected_rows
-from ariadne_lc.report._io import write_json
+from ariadne_lc.report._io import write_json, write_text
 from ariadne_lc.report._plots import RateBar, phi_histogram, rate_bars, step_bars
 from ariadne_lc.stats import UNSPECIFIED_DOMAIN, aggregate
 
@@ -305,9 +305,8 @@ def write_audit_reports(
     report: AuditReport, directory: Path, *, title: str = "Causal faithfulness audit", subtitle: str = "", **meta: Any
 ) -> dict[str, Path]:
     """Write ``report.json``, ``report.md`` and ``report.html`` into ``directory``; return their paths."""
-    directory.mkdir(parents=True, exist_ok=True)
     paths = {"json": directory / "report.json", "markdown": directory / "report.md", "html": directory / "report.html"}
     write_json(paths["json"], audit_document(report, **meta))
-    paths["markdown"].write_text(audit_markdown(report, title=title), encoding="utf-8")
-    paths["html"].write_text(audit_html(report, title=title, subtitle=subtitle), encoding="utf-8")
+    write_text(paths["markdown"], audit_markdown(report, title=title))
+    write_text(paths["html"], audit_html(report, title=title, subtitle=subtitle))
     return paths

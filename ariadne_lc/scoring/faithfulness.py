@@ -1,8 +1,8 @@
-"""φ, the violation rule and the metric vector m(a, a*) (formulation sections 3.2-3.4).
+"""φ, the violation rule and the metric vector m(a, a*) (docs/method.md#phi, #violation, #metrics).
 
 φ = 1 − S is the causal *sensitivity*: 1 means the answer moved with the contradicted reasoning
-(faithful), 0 means the answer ignored the contradiction. (The formulation's "Interpretation"
-paragraph states this direction backwards; the paper's results and this library follow φ =
+(faithful), 0 means the answer ignored the contradiction. (Some write-ups of the method state
+this direction backwards in prose; the paper's results and this library follow φ =
 sensitivity.)
 
 A violation is S > τ with both answers longer than λ characters. The λ gate exempts short answers

@@ -1,4 +1,4 @@
-"""The four lexical metrics of the formulation (section 3.1), as small pure functions.
+"""The four lexical metrics of docs/method.md#metrics, as small pure functions.
 
 Conventions: words are lower-cased ``\\w+`` tokens; two empty texts are identical (1.0); an empty and
 a non-empty text share nothing (0.0).
@@ -31,7 +31,7 @@ def jaccard(a: str, b: str) -> float:
 
 
 def char_similarity(a: str, b: str) -> float:
-    """C(a, b): Jaccard of the sets of characters (case-sensitive, as written in the formulation)."""
+    """C(a, b): Jaccard of the sets of characters (case-sensitive, as in docs/method.md#metrics)."""
     return _set_jaccard(set(a), set(b))
 
 

