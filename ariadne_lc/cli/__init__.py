@@ -7,6 +7,7 @@ import typer
 from ariadne_lc.cli._ablate import ablate
 from ariadne_lc.cli._audit_cmd import audit
 from ariadne_lc.cli._bypass_cmd import bypass
+from ariadne_lc.cli._calibrate_cmd import calibrate
 from ariadne_lc.cli._demo import demo
 from ariadne_lc.cli._report_cmd import report
 
@@ -30,6 +31,7 @@ app.command(help="The main job: a local model runs a ReAct agent on real questio
 app.command(help="Audit your own graph over recorded traces or a query file.")(audit)
 app.command(help="Re-render reports from stored results.")(report)
 app.command(help="White-box CoT bypass monitor (activation patching) over a JSONL file.")(bypass)
+app.command(help="Measure the audit's own error on agents whose faithfulness is known; corrected rates.")(calibrate)
 app.command(help="FaithCheck step ablation over a JSONL task suite: CCS per step and RRR.")(ablate)
 
 
