@@ -118,9 +118,19 @@ def _interleave(queries: Sequence[DemoQuery]) -> list[DemoQuery]:
 
 
 def plan_jobs(
-    queries: Sequence[DemoQuery], *, ps: Sequence[float] = DEFAULT_PS, natural: bool = True
+    queries: Sequence[DemoQuery],
+    *,
+    ps: Sequence[float] = DEFAULT_PS,
+    natural: bool = True,
+    natural_limit: int | None = None,
 ) -> list[CalibrationJob]:
     """The jobs of a calibration, interleaved so that any prefix is balanced across agents and domains.
+
+    Args:
+        queries: the questions; :func:`split_queries` halves them.
+        ps: the mixture rates run on the validate half.
+        natural: also run the natural agent on the validate half.
+        natural_limit: at most this many natural jobs (its multi-turn runs and replays cost several calls each).
 
     Raises:
         ConfigurationError: a p outside [0, 1], or fewer than two questions (nothing to hold out).
@@ -142,7 +152,7 @@ def plan_jobs(
         if i < len(validate):
             q = validate[i]
             jobs += [CalibrationJob("mixture", p, "validate", q) for p in ps]
-            if natural:
+            if natural and (natural_limit is None or i < natural_limit):
                 jobs.append(CalibrationJob("natural", None, "validate", q))
     return jobs
 
