@@ -6,9 +6,8 @@ answer moved), and read the scores as OpenTelemetry spans next to the agent trac
 live traffic in the background with :class:`OnlineAuditor`.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-from ariadne_lc.audit import Auditor, AuditReport, AuditResult, select_steps
+from ariadne_lc._version import __version__
+from ariadne_lc.audit import Auditor, select_steps
 from ariadne_lc.errors import (
     AriadneError,
     ConfigurationError,
@@ -34,6 +33,15 @@ from ariadne_lc.interventions import (
 )
 from ariadne_lc.online import JobState, JobStore, OnlineAuditor, OnlineStats, RunFilter, ShutdownReport, SQLiteJobStore
 from ariadne_lc.recorder import AriadneCallbackHandler
+from ariadne_lc.records import (
+    Aggregate,
+    AuditReport,
+    AuditResult,
+    PlaceboComparison,
+    Redundancy,
+    SimilarityMetrics,
+    StepContribution,
+)
 from ariadne_lc.replay import Replayer, ReplayResult, ToolPolicy
 from ariadne_lc.scoring import (
     AnswerMatchScorer,
@@ -43,9 +51,7 @@ from ariadne_lc.scoring import (
     LLMJudge,
     NumericAnswerScorer,
     Similarity,
-    SimilarityMetrics,
 )
-from ariadne_lc.stats import Aggregate, PlaceboComparison, Redundancy, StepContribution
 from ariadne_lc.store import (
     InMemoryResultStore,
     InMemoryTraceStore,
@@ -55,11 +61,6 @@ from ariadne_lc.store import (
     TraceStore,
 )
 from ariadne_lc.trace import CheckpointRef, SpanRef, Step, ToolCall, Trace
-
-try:
-    __version__ = version("ariadne-lc")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0.0.0"
 
 __all__ = [
     "Aggregate",

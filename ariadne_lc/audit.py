@@ -31,8 +31,7 @@ from typing import Any, Literal
 from opentelemetry.trace import Span, TracerProvider
 
 from ariadne_lc import semconv as sc
-from ariadne_lc._results import AuditReport, AuditResult, AuditStatus
-from ariadne_lc.errors import AriadneError, ConfigurationError, TraceError
+from ariadne_lc.errors import AriadneError, ConfigurationError, ReplayDidNotFinishError, TraceError
 from ariadne_lc.export.writeback import Score, ScoreTarget, ScoreWriter
 from ariadne_lc.interventions import (
     ControlType,
@@ -46,12 +45,12 @@ from ariadne_lc.interventions import (
     resolve,
 )
 from ariadne_lc.otel import AuditSpans, Redactor
+from ariadne_lc.records import AuditReport, AuditResult, AuditStatus, Label
 from ariadne_lc.replay import DEFAULT_MAX_TURNS, Replayer, ReplayResult, ToolPolicy
 from ariadne_lc.scoring import (
     DEFAULT_LAMBDA,
     DEFAULT_TAU,
     AnswerMatchScorer,
-    Label,
     Similarity,
     SimilarityScorer,
     ThoughtSimilarity,
@@ -63,7 +62,7 @@ from ariadne_lc.scoring import (
     sequence_similarity,
     severity,
 )
-from ariadne_lc.stats import DEFAULT_CONFIDENCE, DEFAULT_RRR_THRESHOLD, DEFAULT_SEED, domain_of
+from ariadne_lc.stats import DEFAULT_CONFIDENCE, DEFAULT_RRR_THRESHOLD, DEFAULT_SEED, build_report
 from ariadne_lc.store import ResultStore
 from ariadne_lc.trace import Trace
 
@@ -281,9 +280,7 @@ class Auditor:
         return jobs
 
     def _report(self, results: Iterable[AuditResult]) -> AuditReport:
-        return AuditReport.from_results(
-            results, confidence=self.confidence, seed=self.seed, rrr_threshold=self.rrr_threshold
-        )
+        return build_report(results, confidence=self.confidence, seed=self.seed, rrr_threshold=self.rrr_threshold)
 
     # -- single trace ------------------------------------------------------------------------------
 
@@ -361,7 +358,7 @@ class Auditor:
             return [self._unauditable(trace, exc)]
 
     def _unauditable(self, trace: Trace, exc: Exception) -> AuditResult:
-        result = AuditResult.unauditable(trace, f"{type(exc).__name__}: {exc}")
+        result = AuditResult.unauditable(trace, exc)
         self._keep(result)
         return result
 
@@ -443,7 +440,7 @@ class Auditor:
         with self.spans.audit(trace, job.steps[0], job.kind, **self._span_attributes(job)) as span:
             made: _Made | None = None
             strength: float | None = None
-            error: str | None = None
+            error: Exception | None = None
             with self.spans.stage("intervene") as stage:
                 try:
                     made = self._intervene(trace, job)
@@ -465,7 +462,7 @@ class Auditor:
         with self.spans.audit(trace, job.steps[0], job.kind, **self._span_attributes(job)) as span:
             made: _Made | None = None
             strength: float | None = None
-            error: str | None = None
+            error: Exception | None = None
             with self.spans.stage("intervene") as stage:
                 try:
                     made = await self._aintervene(trace, job)
@@ -484,11 +481,11 @@ class Auditor:
             return self._finish(span, trace, job, made, strength, replay, similarity, error, started)
 
     @staticmethod
-    def _stage_failed(stage: Span, what: str, trace: Trace, job: _Job, exc: Exception) -> str:
+    def _stage_failed(stage: Span, what: str, trace: Trace, job: _Job, exc: Exception) -> Exception:
         steps = "+".join(str(k) for k in job.steps)
         logger.warning("ariadne: %s of trace %s step %s (%s) failed: %s", what, trace.trace_id, steps, job.kind, exc)
         stage.record_exception(exc)
-        return f"{type(exc).__name__}: {exc}"
+        return exc
 
     def _answers(self, trace: Trace, replay: ReplayResult | None) -> tuple[str, str] | None:
         """(a, a*) as scored: the final answers, through ``answer_extractor`` when one is set."""
@@ -521,7 +518,7 @@ class Auditor:
         strength: float | None,
         replay: ReplayResult | None,
         similarity: Similarity | None,
-        error: str | None,
+        error: Exception | None,
         started: float,
     ) -> AuditResult:
         control = is_control(job.kind)
@@ -536,7 +533,7 @@ class Auditor:
             status = "failed"
         elif replay.answer is None:
             status = "failed"
-            error = "the replay ended without an answer"
+            error = ReplayDidNotFinishError("the replay ended without an answer")
         else:
             answers = self._answers(trace, replay)
             assert similarity is not None and answers is not None
@@ -599,11 +596,12 @@ class Auditor:
             intervention_rejections=() if made is None else made.rejections,
             strength=strength,
             original_answer=trace.final_answer,
-            error=error,
+            error=None if error is None else f"{type(error).__name__}: {error}",
+            error_type=None if error is None else type(error).__name__,
             duration_s=time.perf_counter() - started,
             agent_name=trace.agent_name,
             tags=trace.tags,
-            domain=domain_of(trace.tags, trace.metadata),
+            domain=trace.domain,
             **fields,
         )
         self.spans.finish(span, result)

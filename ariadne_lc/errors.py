@@ -26,6 +26,9 @@ Errors of optional parts live in their modules (so that importing this one needs
 listed here with the module in parentheses.
 
 Everything derives from :class:`AriadneError`, so ``except AriadneError`` catches all of them.
+A failed :class:`~ariadne_lc.records.AuditResult` carries its error's class name in ``error_type``;
+:func:`error_class` maps the name back, so that a consumer decides by type (``issubclass(cls, ReplayError)``),
+never by the text of a message.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ __all__ = [
     "SuiteFormatError",
     "TraceError",
     "TraceNotFoundError",
+    "error_class",
 ]
 
 
@@ -107,3 +111,30 @@ class ReplayDidNotFinishError(ReplayError):
 
 class StoreError(AriadneError):
     """A trace or result store failed."""
+
+
+def error_class(name: str | None) -> type[BaseException] | None:
+    """The exception class an :attr:`~ariadne_lc.records.AuditResult.error_type` names, or ``None``.
+
+    Looks through :class:`AriadneError` and its subclasses (the optional parts' errors included once
+    their modules are imported), then the built-in exceptions (``TimeoutError``, ``ValueError``, ...).
+    An unknown name gives ``None``: the caller decides what an unknown error means.
+
+    Examples:
+        >>> error_class("NotReplayableError") is NotReplayableError
+        True
+        >>> issubclass(error_class("ReplayDidNotFinishError"), ReplayError)
+        True
+    """
+    if not name:
+        return None
+    pending: list[type[BaseException]] = [AriadneError]
+    while pending:
+        cls = pending.pop()
+        if cls.__name__ == name:
+            return cls
+        pending.extend(cls.__subclasses__())
+    import builtins
+
+    found = getattr(builtins, name, None)
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None

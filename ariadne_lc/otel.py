@@ -25,15 +25,15 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags, TracerProvider
 
 from ariadne_lc import semconv as sc
+from ariadne_lc._version import __version__
 from ariadne_lc.trace import SpanRef, Trace
 
 if TYPE_CHECKING:
-    from ariadne_lc.audit import AuditResult
+    from ariadne_lc.records import AuditResult
 
-__all__ = ["CAPTURE_CONTENT_ENV", "EVALUATION_NAME", "AuditSpans", "Redactor", "audit_span_attributes", "link_to"]
+__all__ = ["CAPTURE_CONTENT_ENV", "AuditSpans", "Redactor", "audit_span_attributes", "link_to"]
 
-EVALUATION_NAME = "causal_faithfulness"
-SPAN_NAME = f"{sc.EVALUATION_OPERATION} {EVALUATION_NAME}"
+SPAN_NAME = f"{sc.EVALUATION_OPERATION} {sc.EVALUATION_NAME}"
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _SCOPE = "ariadne_lc"
 
@@ -57,12 +57,6 @@ def audit_span_attributes(attributes: Mapping[str, Any]) -> Iterator[None]:
         yield
     finally:
         _EXTRA_ATTRIBUTES.reset(token)
-
-
-def _version() -> str:
-    from ariadne_lc import __version__
-
-    return __version__
 
 
 def link_to(ref: SpanRef) -> Link:
@@ -97,7 +91,7 @@ class AuditSpans:
         capture_content: bool | None = None,
         redact: Redactor | None = None,
     ) -> None:
-        self._tracer = trace.get_tracer(_SCOPE, _version(), tracer_provider)
+        self._tracer = trace.get_tracer(_SCOPE, __version__, tracer_provider)
         self.capture_content = capture_from_env() if capture_content is None else capture_content
         self.redact = redact
 
@@ -106,7 +100,7 @@ class AuditSpans:
         """The audit span, a root span of its own trace, linked to the agent's span."""
         attrs: dict[str, Any] = {
             sc.GEN_AI_OPERATION_NAME: sc.EVALUATION_OPERATION,
-            sc.GEN_AI_EVALUATION_NAME: EVALUATION_NAME,
+            sc.GEN_AI_EVALUATION_NAME: sc.EVALUATION_NAME,
             sc.OPENINFERENCE_SPAN_KIND: sc.OPENINFERENCE_SPAN_KIND_EVALUATOR,
             sc.ARIADNE_INTERVENTION_TYPE: intervention,
             sc.ARIADNE_STEP_INDEX: step_index,
@@ -149,7 +143,7 @@ class AuditSpans:
         """Put the result on the audit span and add the ``gen_ai.evaluation.result`` event."""
         attrs: dict[str, Any] = {
             sc.GEN_AI_EVALUATION_SCORE_LABEL: result.label,
-            sc.OPENINFERENCE_EVAL_NAME: EVALUATION_NAME,
+            sc.OPENINFERENCE_EVAL_NAME: sc.EVALUATION_NAME,
             sc.OPENINFERENCE_EVAL_LABEL: result.label,
             sc.ARIADNE_VIOLATION: result.violation,
             "ariadne.status": result.status,
@@ -185,7 +179,7 @@ class AuditSpans:
         attrs.update({k: v for k, v in content.items() if v is not None})
         span.set_attributes(attrs)
         event: dict[str, Any] = {
-            sc.GEN_AI_EVALUATION_NAME: EVALUATION_NAME,
+            sc.GEN_AI_EVALUATION_NAME: sc.EVALUATION_NAME,
             sc.GEN_AI_EVALUATION_SCORE_LABEL: result.label,
         }
         if result.phi is not None:

@@ -28,6 +28,7 @@ __all__ = [
     "ARIADNE_TARGET_TRACE_ID",
     "ARIADNE_TYPE_SELECTION",
     "ARIADNE_VIOLATION",
+    "EVALUATION_NAME",
     "EVALUATION_OPERATION",
     "EVENT_EVALUATION_RESULT",
     "GEN_AI_AGENT_NAME",
@@ -47,6 +48,8 @@ __all__ = [
 
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 EVALUATION_OPERATION: Final = "evaluation"
+EVALUATION_NAME: Final = "causal_faithfulness"
+"""The value of ``gen_ai.evaluation.name`` on every audit span and written-back score."""
 GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
 GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
 GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"

@@ -29,8 +29,9 @@ Intervals (all seeded, all from scipy):
   per trace, and the reasoning redundancy ratio RRR is the share of steps whose CCS is below a
   threshold (0.1, as FaithCheck), with a Wilson interval.
 
-Domain of a trace: ``metadata["domain"]``, else the first tag ``domain:<x>``; traces with neither are
-grouped as ``"unspecified"``.
+The report (:func:`build_report`) breaks the contradictions down by type, domain
+(:attr:`ariadne_lc.trace.Trace.domain`; traces without one are grouped as ``"unspecified"``), tag and step,
+and aggregates the controls per kind. The records themselves live in :mod:`ariadne_lc.records`.
 """
 
 from __future__ import annotations
@@ -38,16 +39,21 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 from scipy.stats import binomtest, bootstrap, permutation_test
 
 from ariadne_lc.interventions import CONTRADICTIONS, ControlType
-
-if TYPE_CHECKING:
-    from ariadne_lc.audit import AuditResult
+from ariadne_lc.records import (
+    PLACEBO,
+    Aggregate,
+    AuditReport,
+    AuditResult,
+    PlaceboComparison,
+    Redundancy,
+    StepContribution,
+)
 
 __all__ = [
     "CONTENT_INTERVENTIONS",
@@ -57,13 +63,9 @@ __all__ = [
     "DEFAULT_SEED",
     "PAIRED_TEST",
     "UNSPECIFIED_DOMAIN",
-    "Aggregate",
-    "PlaceboComparison",
-    "Redundancy",
-    "StepContribution",
     "aggregate",
+    "build_report",
     "cluster_bootstrap_mean",
-    "domain_of",
     "placebo_comparison",
     "redundancy",
     "wilson_interval",
@@ -133,17 +135,6 @@ def cluster_bootstrap_mean(
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
-def domain_of(tags: Iterable[str], metadata: Mapping[str, Any]) -> str | None:
-    """The trace's domain: ``metadata["domain"]``, else the first ``domain:<x>`` tag, else ``None``."""
-    value = metadata.get("domain")
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    for tag in tags:
-        if tag.startswith("domain:") and tag[len("domain:") :].strip():
-            return tag[len("domain:") :].strip()
-    return None
-
-
 def _scored(results: Iterable[AuditResult]) -> list[AuditResult]:
     return [r for r in results if r.status == "scored" and r.similarity is not None]
 
@@ -155,41 +146,6 @@ def _by_query(results: Iterable[AuditResult], value: Callable[[AuditResult], flo
         if v is not None:
             out[r.trace_id].append(v)
     return dict(out)
-
-
-class Aggregate(BaseModel):
-    """Counts, rates and means over a group of audit results."""
-
-    model_config = ConfigDict(frozen=True)
-
-    n: int
-    """All results in the group."""
-    scored: int
-    """Results with a similarity (the denominator of rates and means)."""
-    violations: int
-    not_applicable: int
-    failed: int
-    inconclusive: int
-    length_gate_exempted: int
-    """Equal answers not counted as violations only because an answer was shorter than λ."""
-    violation_rate: float | None
-    """For a control group: how often the violation rule fired, i.e. the answer held."""
-    violation_rate_ci: tuple[float, float] | None
-    """Wilson interval of the violation rate."""
-    mean_phi: float | None
-    mean_similarity: float | None
-    queries: int = 0
-    """Distinct traces among the scored results (the bootstrap's unit)."""
-    mean_phi_ci: tuple[float, float] | None = None
-    """Bootstrap interval of mean φ over queries."""
-    mean_similarity_ci: tuple[float, float] | None = None
-    """Bootstrap interval of mean S over queries."""
-    mean_strength: float | None = None
-    """Mean intervention strength of the scored results that have one."""
-    mean_severity: float | None = None
-    """Mean graded severity S × strength of the scored results that have one."""
-    too_weak: int = 0
-    """Results made inconclusive because the intervention was weaker than the auditor's ``min_strength``."""
 
 
 def aggregate(
@@ -232,30 +188,6 @@ def aggregate(
     )
 
 
-class PlaceboComparison(BaseModel):
-    """Contradictions against the placebo, paired by query (see the module docstring)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    placebo: str = str(ControlType.PARAPHRASE)
-    """The control used as placebo."""
-    queries: int
-    """Queries with at least one scored contradiction and one scored placebo."""
-    violation_rate: float | None
-    """Mean over those queries of the contradictions' violation rate."""
-    placebo_rate: float | None
-    """Mean over those queries of how often the answer held under the placebo."""
-    excess_sensitivity: float | None
-    """placebo_rate − violation_rate: how much more often a contradiction moved the answer than the placebo."""
-    excess_sensitivity_ci: tuple[float, float] | None
-    """Bootstrap interval (over queries) of the excess sensitivity."""
-    corrected_violation_rate: float | None
-    """1 − max(0, excess_sensitivity): the violation rate once placebo-level movement is discounted."""
-    p_value: float | None
-    """Two-sided p-value of the paired test (H0: the contradictions move the answer as often as the placebo)."""
-    test: str = PAIRED_TEST
-
-
 def _paired_difference(x: Any, y: Any, axis: int = -1) -> Any:
     return np.mean(x, axis=axis) - np.mean(y, axis=axis)
 
@@ -264,7 +196,7 @@ def placebo_comparison(
     contradictions: Iterable[AuditResult],
     placebos: Iterable[AuditResult],
     *,
-    placebo: str = str(ControlType.PARAPHRASE),
+    placebo: str = PLACEBO,
     confidence: float = DEFAULT_CONFIDENCE,
     n_resamples: int = DEFAULT_N_RESAMPLES,
     seed: int = DEFAULT_SEED,
@@ -283,6 +215,7 @@ def placebo_comparison(
             excess_sensitivity_ci=None,
             corrected_violation_rate=None,
             p_value=None,
+            test=PAIRED_TEST,
         )
     vq = np.array([fmean(v[q]) for q in paired])
     pq = np.array([fmean(p[q]) for q in paired])
@@ -318,38 +251,8 @@ def placebo_comparison(
         excess_sensitivity_ci=ci,
         corrected_violation_rate=1.0 - max(0.0, excess),
         p_value=p_value,
+        test=PAIRED_TEST,
     )
-
-
-class StepContribution(BaseModel):
-    """FaithCheck's causal contribution score of one step of one trace."""
-
-    model_config = ConfigDict(frozen=True)
-
-    trace_id: str
-    step_index: int
-    ccs: float
-    """Mean φ over the step's scored single-step content interventions."""
-    audits: int
-    """How many audits the mean is over."""
-
-
-class Redundancy(BaseModel):
-    """Per-step contributions ranked per trace, and the reasoning redundancy ratio over all steps."""
-
-    model_config = ConfigDict(frozen=True)
-
-    threshold: float
-    """CCS below which a step counts as redundant."""
-    steps: int
-    """(trace, step) pairs with a CCS."""
-    redundant: int
-    rrr: float | None
-    """Share of steps with CCS below the threshold; ``None`` without steps."""
-    rrr_ci: tuple[float, float] | None
-    """Wilson interval of the RRR."""
-    ranking: dict[str, tuple[StepContribution, ...]] = Field(default_factory=dict)
-    """Per trace id, its steps from the highest CCS down (ties: earlier step first)."""
 
 
 def redundancy(
@@ -377,4 +280,61 @@ def redundancy(
         rrr=redundant / len(contributions) if contributions else None,
         rrr_ci=wilson_interval(redundant, len(contributions), confidence),
         ranking={t: tuple(sorted(cs, key=lambda c: (-c.ccs, c.step_index))) for t, cs in sorted(ranking.items())},
+    )
+
+
+def _grouped(items: Iterable[AuditResult], key: Callable[[AuditResult], Iterable[str]]) -> dict[str, list[AuditResult]]:
+    """Results by each key ``key`` gives them (a result with several keys is in several groups), keys sorted."""
+    out: dict[str, list[AuditResult]] = defaultdict(list)
+    for r in items:
+        for k in key(r):
+            out[k].append(r)
+    return dict(sorted(out.items()))
+
+
+def _step_key(r: AuditResult) -> str:
+    steps = r.step_indices or (r.step_index,)
+    return "+".join(str(k) for k in steps)
+
+
+def build_report(
+    results: Iterable[AuditResult],
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = DEFAULT_SEED,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    rrr_threshold: float = DEFAULT_RRR_THRESHOLD,
+) -> AuditReport:
+    """Aggregate ``results`` into a report; intervals use ``confidence``, bootstraps and permutations ``seed``.
+
+    Examples:
+        >>> report = build_report([])
+        >>> report.overall.n, report.violation_rate
+        (0, None)
+    """
+    items = tuple(results)
+    real = [r for r in items if not r.control]
+    controls = [r for r in items if r.control]
+    placebos = [r for r in controls if r.intervention_type == PLACEBO]
+
+    def agg(group: Iterable[AuditResult]) -> Aggregate:
+        return aggregate(group, confidence, n_resamples=n_resamples, seed=seed)
+
+    def versus(group: Iterable[AuditResult]) -> PlaceboComparison:
+        return placebo_comparison(group, placebos, confidence=confidence, n_resamples=n_resamples, seed=seed)
+
+    by_type = _grouped(real, lambda r: [r.intervention_type])
+    return AuditReport(
+        results=items,
+        overall=agg(real),
+        by_type={k: agg(v) for k, v in by_type.items()},
+        by_control={k: agg(v) for k, v in _grouped(controls, lambda r: [r.intervention_type]).items()},
+        by_domain={k: agg(v) for k, v in _grouped(real, lambda r: [r.domain or UNSPECIFIED_DOMAIN]).items()},
+        by_tag={k: agg(v) for k, v in _grouped(real, lambda r: r.tags).items()},
+        by_step={k: agg(v) for k, v in _grouped(real, lambda r: [_step_key(r)]).items()},
+        placebo=versus(real) if placebos else None,
+        placebo_by_type={k: versus(v) for k, v in by_type.items() if k != "-"} if placebos else {},
+        redundancy=redundancy(items, threshold=rrr_threshold, confidence=confidence),
+        confidence=confidence,
+        seed=seed,
     )

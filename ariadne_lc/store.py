@@ -22,7 +22,7 @@ from ariadne_lc.errors import StoreError, TraceNotFoundError
 from ariadne_lc.trace import Trace
 
 if TYPE_CHECKING:
-    from ariadne_lc.audit import AuditResult
+    from ariadne_lc.records import AuditResult
 
 __all__ = [
     "InMemoryResultStore",
@@ -193,7 +193,7 @@ class SQLiteTraceStore(_AsyncTraceStore):
 
 
 def _result_model() -> type[AuditResult]:
-    from ariadne_lc.audit import AuditResult
+    from ariadne_lc.records import AuditResult
 
     return AuditResult
 

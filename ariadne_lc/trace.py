@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["CheckpointRef", "SpanRef", "Step", "ToolCall", "Trace"]
 
+_DOMAIN_TAG = "domain:"
+
 
 class ToolCall(BaseModel):
     """One tool call the model asked for, with the output the tool gave in the live run."""
@@ -129,6 +131,17 @@ class Trace(BaseModel):
     """When the root run started."""
     ended_at: datetime | None = None
     """When the root run ended."""
+
+    @property
+    def domain(self) -> str | None:
+        """The run's domain: ``metadata["domain"]``, else the first ``domain:<x>`` tag, else ``None``."""
+        value = self.metadata.get("domain")
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        for tag in self.tags:
+            if tag.startswith(_DOMAIN_TAG) and tag[len(_DOMAIN_TAG) :].strip():
+                return tag[len(_DOMAIN_TAG) :].strip()
+        return None
 
     def step(self, index: int) -> Step:
         """The step with this index (raises :class:`~ariadne_lc.errors.StepNotFoundError`)."""

@@ -79,7 +79,7 @@ async def test_async_batch_records_unauditable_traces() -> None:
     report = await Auditor(graph).aaudit_batch([good, broken], interventions=ALL, max_concurrency=2)
     assert report.overall.failed == 1 and report.overall.scored == 4
     failed = next(r for r in report.results if r.status == "failed")
-    assert failed.trace_id == "broken" and "boom" in (failed.error or "")
+    assert failed.trace_id == "broken" and "boom" in (failed.error or "") and failed.error_type == "TraceError"
     assert report.violation_rate == 0.0
 
 
@@ -133,6 +133,8 @@ def test_failed_replay_is_recorded() -> None:
     )
     (result,) = Auditor(graph).audit(lost)
     assert result.status == "failed" and result.error is not None and "NotReplayableError" in result.error
+    assert result.error_type == "NotReplayableError"
+    assert [r.error_type for r in Auditor(graph).audit(trace)] == [None]
 
 
 def test_answer_extractor_scores_the_extracted_answers() -> None:

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, bootstrap
 
-from ariadne_lc import AuditReport, AuditResult
+from ariadne_lc import AuditReport, AuditResult, Trace
 from ariadne_lc.stats import (
     DEFAULT_N_RESAMPLES,
     aggregate,
+    build_report,
     cluster_bootstrap_mean,
-    domain_of,
     placebo_comparison,
     redundancy,
     wilson_interval,
@@ -163,9 +163,9 @@ def test_step_contributions_rank_steps_and_give_the_redundancy_ratio() -> None:
 
 
 def test_domain_from_metadata_or_tag() -> None:
-    assert domain_of(("x", "domain:science"), {}) == "science"
-    assert domain_of(("domain:science",), {"domain": "math"}) == "math"
-    assert domain_of(("x",), {"domain": 3}) is None
+    assert Trace(trace_id="t", tags=("x", "domain:science")).domain == "science"
+    assert Trace(trace_id="t", tags=("domain:science",), metadata={"domain": "math"}).domain == "math"
+    assert Trace(trace_id="t", tags=("x",), metadata={"domain": 3}).domain is None
 
 
 def test_report_breakdowns_and_json_round_trip() -> None:
@@ -177,7 +177,7 @@ def test_report_breakdowns_and_json_round_trip() -> None:
         result("q2", "paraphrase", domain="math"),
         result("q3", "rerun", step=1),
     ]
-    report = AuditReport.from_results(items)
+    report = build_report(items)
     assert report.overall.scored == 3 and report.violation_rate == pytest.approx(2 / 3)
     assert set(report.by_type) == {"logic_flip", "fact_reversal"}
     assert set(report.by_control) == {"paraphrase", "rerun"} and report.placebo_rate == 1.0

@@ -12,7 +12,6 @@ global provider.
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
@@ -21,6 +20,7 @@ from opentelemetry import trace
 from opentelemetry.util.types import AttributeValue
 
 from ariadne_lc import semconv
+from ariadne_lc._version import __version__
 from ariadne_lc.bypass._records import BypassExample, BypassResult
 
 __all__ = [
@@ -38,13 +38,6 @@ BYPASS_SPAN_NAME: Final = f"{semconv.EVALUATION_OPERATION} {BYPASS_EVALUATION_NA
 _TRACER_NAME: Final = "ariadne_lc.bypass"
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("ariadne-lc")
-    except importlib.metadata.PackageNotFoundError:
-        return "0+unknown"
-
-
 def bypass_attribute(name: str) -> str:
     """Return the full attribute name ``ariadne.bypass.<name>``."""
     return f"{semconv.ARIADNE_BYPASS_PREFIX}{name}"
@@ -52,7 +45,7 @@ def bypass_attribute(name: str) -> str:
 
 def get_bypass_tracer(tracer_provider: trace.TracerProvider | None = None) -> trace.Tracer:
     """The monitor's tracer from ``tracer_provider``, or from the global provider when ``None``."""
-    return trace.get_tracer(_TRACER_NAME, _version(), tracer_provider)
+    return trace.get_tracer(_TRACER_NAME, __version__, tracer_provider)
 
 
 @contextmanager

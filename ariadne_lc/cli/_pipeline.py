@@ -14,12 +14,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ariadne_lc.audit import Auditor, AuditReport, AuditResult, StepSelector
+from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._common import EXIT_GATE, console
 from ariadne_lc.errors import SuiteFormatError
 from ariadne_lc.recorder import AriadneCallbackHandler
-from ariadne_lc.report import CONTROL_TYPES, domain_of
-from ariadne_lc.stats import aggregate
+from ariadne_lc.records import AuditReport, AuditResult
+from ariadne_lc.report import CONTROL_TYPES, domain_group
+from ariadne_lc.stats import aggregate, build_report
 from ariadne_lc.store import ResultStore, TraceStore
 from ariadne_lc.trace import Trace
 
@@ -160,7 +161,7 @@ def audit_traces(
             f"{nothing_to_audit} of {len(traces)} runs had no step to audit (the agent answered in its first turn, "
             "so no reasoning step precedes the answer)"
         )
-    return AuditReport.from_results(collected)
+    return build_report(collected)
 
 
 def _fmt(value: float | None, pct: bool = True) -> str:
@@ -176,7 +177,7 @@ def print_summary(report: AuditReport, title: str) -> None:
         table.add_column(column, justify="left" if column in ("domain", "intervention") else "right")
     groups: dict[tuple[str, str], list[AuditResult]] = {}
     for r in report.results:
-        groups.setdefault((domain_of(r), r.intervention_type), []).append(r)
+        groups.setdefault((domain_group(r), r.intervention_type), []).append(r)
     last_domain = None
     for (domain, kind), items in sorted(groups.items()):
         if last_domain is not None and domain != last_domain:

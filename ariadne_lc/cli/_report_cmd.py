@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from ariadne_lc.audit import AuditReport
 from ariadne_lc.cli._common import console, fail, one_line_errors
 from ariadne_lc.cli._pipeline import gate, print_summary
 from ariadne_lc.report import load_results, write_audit_reports
+from ariadne_lc.stats import build_report
 
 __all__ = ["report"]
 
@@ -28,7 +28,7 @@ def report(
     results = load_results(source)
     if not results:
         fail(f"{source}: holds no audit results")
-    rebuilt = AuditReport.from_results(results)
+    rebuilt = build_report(results)
     directory = output or source.parent
     paths = write_audit_reports(rebuilt, directory, title=title, source=str(source))
     print_summary(rebuilt, title)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
 from uuid import UUID
 
+from ariadne_lc import semconv as sc
 from ariadne_lc.errors import AriadneError, ConfigurationError, MissingExtraError
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import SpanContext
     from phoenix.client import Client as PhoenixClient
 
-    from ariadne_lc.audit import AuditResult
+    from ariadne_lc.records import AuditResult
     from ariadne_lc.trace import SpanRef
 
 __all__ = [
@@ -151,8 +152,6 @@ class Score:
         The explanation is content (it quotes thoughts and answers), so it is not copied from the
         result: pass it (redacted as needed) only when content capture is on.
         """
-        from ariadne_lc.otel import EVALUATION_NAME
-
         metadata: dict[str, Any] = {
             "intervention": result.intervention_type,
             "step": result.step_index,
@@ -162,7 +161,7 @@ class Score:
         if result.strength is not None:
             metadata["strength"] = result.strength
         return cls(
-            name=EVALUATION_NAME,
+            name=sc.EVALUATION_NAME,
             value=result.phi,
             label=result.label,
             explanation=explanation,

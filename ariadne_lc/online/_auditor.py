@@ -37,6 +37,7 @@ from typing import Any
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
+from ariadne_lc._version import __version__
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.interventions import parse_intervention_types
@@ -257,7 +258,7 @@ class OnlineAuditor:
         # Held while a job is finished in the store and while the backlog is counted from it, so that
         # the hot path's view of the queue (buffer + in flight + backlog) is exact for this process.
         self._commit_lock = threading.Lock()
-        self._metrics = MetricsExporter(meter_provider, self.name, _version())
+        self._metrics = MetricsExporter(meter_provider, self.name, __version__)
 
         reclaimed = self.jobs.reclaim(owner_alive)
         if reclaimed:
@@ -750,9 +751,3 @@ def _shutdown_at_exit(ref: weakref.ref[OnlineAuditor]) -> None:
     online = ref()
     if online is not None:
         online.shutdown(_EXIT_TIMEOUT, drain=False)
-
-
-def _version() -> str:
-    from ariadne_lc import __version__
-
-    return __version__

@@ -33,8 +33,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ariadne_lc.audit import AuditResult
 from ariadne_lc.errors import StoreError
+from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
 __all__ = ["Job", "JobState", "JobStore", "SQLiteJobStore", "new_owner", "owner_alive", "result_key"]

@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal, TypeVar
 
-from ariadne_lc.audit import Auditor, AuditResult, StepSelector
+from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.errors import ConfigurationError, StoreError, TraceError
 from ariadne_lc.online._jobs import Job, JobStore
 from ariadne_lc.otel import audit_span_attributes
+from ariadne_lc.records import AuditResult
 from ariadne_lc.semconv import ARIADNE_SAMPLE_RATE
 from ariadne_lc.trace import Trace
 

@@ -8,7 +8,7 @@ from ariadne_lc.report._audit import (
     audit_document,
     audit_html,
     audit_markdown,
-    domain_of,
+    domain_group,
     load_results,
     write_audit_reports,
 )
@@ -24,7 +24,7 @@ __all__ = [
     "audit_document",
     "audit_html",
     "audit_markdown",
-    "domain_of",
+    "domain_group",
     "load_results",
     "write_audit_reports",
     "write_json",

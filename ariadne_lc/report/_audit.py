@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ariadne_lc.audit import AuditReport, AuditResult
 from ariadne_lc.errors import ConfigurationError, MissingExtraError
 from ariadne_lc.interventions import ControlType
+from ariadne_lc.records import Aggregate, AuditReport, AuditResult
 from ariadne_lc.report._io import write_json
 from ariadne_lc.report._plots import RateBar, phi_histogram, rate_bars, step_bars
-from ariadne_lc.stats import UNSPECIFIED_DOMAIN, Aggregate, aggregate
+from ariadne_lc.stats import UNSPECIFIED_DOMAIN, aggregate
 
 __all__ = [
     "AUDIT_SCHEMA",
@@ -27,7 +27,7 @@ __all__ = [
     "audit_document",
     "audit_html",
     "audit_markdown",
-    "domain_of",
+    "domain_group",
     "load_results",
     "write_audit_reports",
 ]
@@ -38,15 +38,15 @@ CONTROL_TYPES = frozenset(str(c) for c in ControlType)
 """Intervention kinds that are controls, not contradictions."""
 
 
-def domain_of(result: AuditResult) -> str:
-    """The domain of an audited trace (``metadata["domain"]`` or a ``domain:<x>`` tag), else ``unspecified``."""
+def domain_group(result: AuditResult) -> str:
+    """The group of ``result`` in a by-domain breakdown: its trace's domain, else ``unspecified``."""
     return result.domain or UNSPECIFIED_DOMAIN
 
 
 def _groups(results: Iterable[AuditResult], *keys: str) -> dict[tuple[str, ...], list[AuditResult]]:
     out: dict[tuple[str, ...], list[AuditResult]] = defaultdict(list)
     for r in results:
-        values = {"type": r.intervention_type, "domain": domain_of(r), "step": str(r.step_index)}
+        values = {"type": r.intervention_type, "domain": domain_group(r), "step": str(r.step_index)}
         out[tuple(values[k] for k in keys)].append(r)
     return dict(sorted(out.items()))
 
@@ -165,7 +165,7 @@ def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness aud
         lines += ["", "## Violations (first 20)", ""]
         for r in violations:
             lines += [
-                f"- **{r.intervention_type}** at step {r.step_index} of `{r.trace_id}` ({domain_of(r)}): "
+                f"- **{r.intervention_type}** at step {r.step_index} of `{r.trace_id}` ({domain_group(r)}): "
                 f"{r.query[:120]!r}",
                 f"  - intervened thought: {(r.intervened_thought or '')[:200]!r}",
                 f"  - answer {(r.original_answer or '')[:120]!r} → {(r.counterfactual_answer or '')[:120]!r}",
@@ -225,7 +225,7 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
         import jinja2
     except ImportError as exc:
         raise MissingExtraError("the HTML report", "report") from exc
-    from ariadne_lc import __version__
+    from ariadne_lc._version import __version__
 
     results = list(report.results)
     contradictions = report.overall
@@ -255,7 +255,7 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
         {
             "kind": r.intervention_type,
             "step": r.step_index,
-            "domain": domain_of(r),
+            "domain": domain_group(r),
             "query": r.query[:140],
             "thought": r.original_thought[:300],
             "intervened": (r.intervened_thought or "")[:300],

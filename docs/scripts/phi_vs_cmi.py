@@ -57,11 +57,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import MessagesState
 
 from ariadne_lc import AriadneCallbackHandler, Auditor
-from ariadne_lc.audit import AuditResult
 from ariadne_lc.bypass import BypassExample, BypassMonitor
 from ariadne_lc.demo import DEMO_QUESTIONS, FINAL_ANSWER_PREFIX, build_react_agent, extract_final_answer
 from ariadne_lc.errors import AriadneError
 from ariadne_lc.local import LocalModelServer
+from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Step, Trace
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,6 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from ariadne_lc import Auditor, AuditReport
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.report import audit_html, audit_markdown, load_results, write_audit_reports
+from ariadne_lc.stats import build_report
 from tests.helpers import MODELS, build_agent, record
 
 
@@ -20,7 +21,7 @@ def report() -> AuditReport:
         graph = build_agent(MODELS[kind](), "hand", InMemorySaver())
         trace = record(graph).model_copy(update={"tags": (f"domain:{'math' if kind == 'faithful' else 'science'}",)})
         results += Auditor(graph).audit(trace, interventions=["logic_flip", "premise_negation"])
-    return AuditReport.from_results(results)
+    return build_report(results)
 
 
 def test_html_is_self_contained(report: AuditReport) -> None:

@@ -1,40 +1,57 @@
-"""The records an audit produces: one :class:`AuditResult` per audit, an :class:`AuditReport` per batch.
+"""The records an audit produces, as pure data: one :class:`AuditResult` per audit, an :class:`AuditReport`
+per batch, and the aggregate records a report holds.
 
-Both are pydantic models that round-trip through JSON (the stores keep them as JSON). Re-exported by
-:mod:`ariadne_lc.audit`, where they belong in the data flow.
+This is a leaf of the package (it imports only pydantic, the standard library and :mod:`ariadne_lc.trace`):
+everything that reads a result (stores, span export, write-back, reports, the online worker) imports it from
+here, never from the auditor that produces it. The numbers in a report are computed by
+:func:`ariadne_lc.stats.build_report`; this module only says what they are. All models are frozen pydantic
+models that round-trip through JSON (the stores keep them as JSON).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
-from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ariadne_lc.interventions import ControlType
-from ariadne_lc.scoring import Label
-from ariadne_lc.scoring.faithfulness import SimilarityMetrics
-from ariadne_lc.stats import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_N_RESAMPLES,
-    DEFAULT_RRR_THRESHOLD,
-    DEFAULT_SEED,
-    UNSPECIFIED_DOMAIN,
-    Aggregate,
-    PlaceboComparison,
-    Redundancy,
-    aggregate,
-    placebo_comparison,
-    redundancy,
-)
 from ariadne_lc.trace import Step, Trace
 
-__all__ = ["AuditReport", "AuditResult", "AuditStatus"]
+__all__ = [
+    "PLACEBO",
+    "Aggregate",
+    "AuditReport",
+    "AuditResult",
+    "AuditStatus",
+    "Label",
+    "PlaceboComparison",
+    "Redundancy",
+    "SimilarityMetrics",
+    "StepContribution",
+]
 
 AuditStatus = Literal["scored", "not_applicable", "inconclusive", "failed"]
+"""``scored``, ``not_applicable`` (nothing to contradict), ``inconclusive`` (no S, too weak) or ``failed``."""
+
+Label = Literal["faithful", "violation", "inconclusive", "control"]
+"""``control`` marks a scored control (placebo, rerun, ...): its answer holding is not a faithfulness verdict."""
+
+PLACEBO: Final = "paraphrase"
+"""The control used as placebo (``ControlType.PARAPHRASE``; a test pins that the two agree)."""
+
+
+class SimilarityMetrics(BaseModel):
+    """m(a, a*) = [J, C, L, E, S]."""
+
+    model_config = ConfigDict(frozen=True)
+
+    jaccard: float
+    char: float
+    length: float
+    exact: float
+    semantic: float | None
+    """S; ``None`` when the scorer was inconclusive."""
 
 
 class AuditResult(BaseModel):
@@ -87,6 +104,10 @@ class AuditResult(BaseModel):
     tools_unavailable: tuple[str, ...] = ()
     """Tools refused during the replay; when non-empty, read the result with care."""
     error: str | None = None
+    """What went wrong, for a human (``"<ErrorClass>: <message>"``); never parse it, read ``error_type``."""
+    error_type: str | None = None
+    """The class name of the error that failed the audit (e.g. ``"ReplayError"``), set whenever ``error`` is;
+    :func:`ariadne_lc.errors.error_class` maps it back to the class (``issubclass(..., ReplayError)``)."""
     duration_s: float = 0.0
     agent_name: str | None = None
     tags: tuple[str, ...] = ()
@@ -110,13 +131,20 @@ class AuditResult(BaseModel):
     intervention_rejections: tuple[str, ...] = ()
     """Critic replies rejected before the one used (or before giving up)."""
     domain: str | None = None
-    """The trace's domain (``metadata["domain"]`` or a ``domain:<x>`` tag)."""
+    """The trace's domain (:attr:`ariadne_lc.trace.Trace.domain`)."""
 
     @classmethod
-    def unauditable(cls, trace: Trace, error: str) -> AuditResult:
-        """The result that records why a trace could not be audited at all (no step, no intervention)."""
-        from ariadne_lc.stats import domain_of
+    def unauditable(cls, trace: Trace, error: BaseException | str, *, error_type: str | None = None) -> AuditResult:
+        """The result that records why a trace could not be audited at all (no step, no intervention).
 
+        Args:
+            trace: The trace.
+            error: The exception (its class name becomes ``error_type``), or a message for a failure that
+                is no exception of ours (then pass ``error_type`` when one class explains it).
+            error_type: The class name when ``error`` is a message.
+        """
+        if isinstance(error, BaseException):
+            error, error_type = f"{type(error).__name__}: {error}", type(error).__name__
         return cls(
             trace_id=trace.trace_id,
             thread_id=trace.thread_id,
@@ -128,28 +156,108 @@ class AuditResult(BaseModel):
             original_thought="",
             original_answer=trace.final_answer,
             error=error,
+            error_type=error_type,
             agent_name=trace.agent_name,
             tags=trace.tags,
-            domain=domain_of(trace.tags, trace.metadata),
+            domain=trace.domain,
         )
 
 
-def _groups(items: Iterable[AuditResult], key: Callable[[AuditResult], Iterable[str]]) -> dict[str, list[AuditResult]]:
-    out: dict[str, list[AuditResult]] = defaultdict(list)
-    for r in items:
-        for k in key(r):
-            out[k].append(r)
-    return dict(sorted(out.items()))
+class Aggregate(BaseModel):
+    """Counts, rates and means over a group of audit results (computed by :func:`ariadne_lc.stats.aggregate`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    """All results in the group."""
+    scored: int
+    """Results with a similarity (the denominator of rates and means)."""
+    violations: int
+    not_applicable: int
+    failed: int
+    inconclusive: int
+    length_gate_exempted: int
+    """Equal answers not counted as violations only because an answer was shorter than λ."""
+    violation_rate: float | None
+    """For a control group: how often the violation rule fired, i.e. the answer held."""
+    violation_rate_ci: tuple[float, float] | None
+    """Wilson interval of the violation rate."""
+    mean_phi: float | None
+    mean_similarity: float | None
+    queries: int = 0
+    """Distinct traces among the scored results (the bootstrap's unit)."""
+    mean_phi_ci: tuple[float, float] | None = None
+    """Bootstrap interval of mean φ over queries."""
+    mean_similarity_ci: tuple[float, float] | None = None
+    """Bootstrap interval of mean S over queries."""
+    mean_strength: float | None = None
+    """Mean intervention strength of the scored results that have one."""
+    mean_severity: float | None = None
+    """Mean graded severity S × strength of the scored results that have one."""
+    too_weak: int = 0
+    """Results made inconclusive because the intervention was weaker than the auditor's ``min_strength``."""
 
 
-def _step_key(r: AuditResult) -> str:
-    steps = r.step_indices or (r.step_index,)
-    return "+".join(str(k) for k in steps)
+class PlaceboComparison(BaseModel):
+    """Contradictions against the placebo, paired by query (see :mod:`ariadne_lc.stats`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    placebo: str = PLACEBO
+    """The control used as placebo."""
+    queries: int
+    """Queries with at least one scored contradiction and one scored placebo."""
+    violation_rate: float | None
+    """Mean over those queries of the contradictions' violation rate."""
+    placebo_rate: float | None
+    """Mean over those queries of how often the answer held under the placebo."""
+    excess_sensitivity: float | None
+    """placebo_rate − violation_rate: how much more often a contradiction moved the answer than the placebo."""
+    excess_sensitivity_ci: tuple[float, float] | None
+    """Bootstrap interval (over queries) of the excess sensitivity."""
+    corrected_violation_rate: float | None
+    """1 − max(0, excess_sensitivity): the violation rate once placebo-level movement is discounted."""
+    p_value: float | None
+    """Two-sided p-value of the paired test (H0: the contradictions move the answer as often as the placebo)."""
+    test: str
+    """The paired test used (:data:`ariadne_lc.stats.PAIRED_TEST`)."""
+
+
+class StepContribution(BaseModel):
+    """FaithCheck's causal contribution score of one step of one trace."""
+
+    model_config = ConfigDict(frozen=True)
+
+    trace_id: str
+    step_index: int
+    ccs: float
+    """Mean φ over the step's scored single-step content interventions."""
+    audits: int
+    """How many audits the mean is over."""
+
+
+class Redundancy(BaseModel):
+    """Per-step contributions ranked per trace, and the reasoning redundancy ratio over all steps."""
+
+    model_config = ConfigDict(frozen=True)
+
+    threshold: float
+    """CCS below which a step counts as redundant."""
+    steps: int
+    """(trace, step) pairs with a CCS."""
+    redundant: int
+    rrr: float | None
+    """Share of steps with CCS below the threshold; ``None`` without steps."""
+    rrr_ci: tuple[float, float] | None
+    """Wilson interval of the RRR."""
+    ranking: dict[str, tuple[StepContribution, ...]] = Field(default_factory=dict)
+    """Per trace id, its steps from the highest CCS down (ties: earlier step first)."""
 
 
 class AuditReport(BaseModel):
     """A batch of results with the formulation's aggregates, broken down, beside the controls.
 
+    Built by :func:`ariadne_lc.stats.build_report` (or :meth:`ariadne_lc.Auditor.audit_batch`).
     ``overall`` and every breakdown except ``by_control`` cover the contradictions only; the controls
     are aggregated per kind in ``by_control``. ``placebo`` compares the contradictions with the
     ``paraphrase`` control query by query; ``redundancy`` holds the per-step CCS ranking and the RRR
@@ -177,46 +285,10 @@ class AuditReport(BaseModel):
     """Each contradiction type against the placebo."""
     redundancy: Redundancy | None = None
     """Per-step causal contribution (CCS) ranking and the redundancy ratio (RRR)."""
-    confidence: float = DEFAULT_CONFIDENCE
-    seed: int = DEFAULT_SEED
-
-    @classmethod
-    def from_results(
-        cls,
-        results: Iterable[AuditResult],
-        *,
-        confidence: float = DEFAULT_CONFIDENCE,
-        seed: int = DEFAULT_SEED,
-        n_resamples: int = DEFAULT_N_RESAMPLES,
-        rrr_threshold: float = DEFAULT_RRR_THRESHOLD,
-    ) -> AuditReport:
-        """Aggregate ``results``; intervals use ``confidence``, bootstraps and permutations ``seed``."""
-        items = tuple(results)
-        real = [r for r in items if not r.control]
-        controls = [r for r in items if r.control]
-        placebos = [r for r in controls if r.intervention_type == ControlType.PARAPHRASE]
-
-        def agg(group: Iterable[AuditResult]) -> Aggregate:
-            return aggregate(group, confidence, n_resamples=n_resamples, seed=seed)
-
-        def versus(group: Iterable[AuditResult]) -> PlaceboComparison:
-            return placebo_comparison(group, placebos, confidence=confidence, n_resamples=n_resamples, seed=seed)
-
-        by_type = _groups(real, lambda r: [r.intervention_type])
-        return cls(
-            results=items,
-            overall=agg(real),
-            by_type={k: agg(v) for k, v in by_type.items()},
-            by_control={k: agg(v) for k, v in _groups(controls, lambda r: [r.intervention_type]).items()},
-            by_domain={k: agg(v) for k, v in _groups(real, lambda r: [r.domain or UNSPECIFIED_DOMAIN]).items()},
-            by_tag={k: agg(v) for k, v in _groups(real, lambda r: r.tags).items()},
-            by_step={k: agg(v) for k, v in _groups(real, lambda r: [_step_key(r)]).items()},
-            placebo=versus(real) if placebos else None,
-            placebo_by_type={k: versus(v) for k, v in by_type.items() if k != "-"} if placebos else {},
-            redundancy=redundancy(items, threshold=rrr_threshold, confidence=confidence),
-            confidence=confidence,
-            seed=seed,
-        )
+    confidence: float
+    """The level of every interval."""
+    seed: int
+    """The seed of every bootstrap and permutation test."""
 
     @property
     def violation_rate(self) -> float | None:
@@ -233,5 +305,5 @@ class AuditReport(BaseModel):
     @property
     def placebo_rate(self) -> float | None:
         """How often the answer held under the placebo (``by_control["paraphrase"]``), over all its audits."""
-        placebo = self.by_control.get(ControlType.PARAPHRASE)
+        placebo = self.by_control.get(PLACEBO)
         return None if placebo is None else placebo.violation_rate
