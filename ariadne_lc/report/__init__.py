@@ -12,6 +12,12 @@ from ariadne_lc.report._audit import (
     load_results,
     write_audit_reports,
 )
+from ariadne_lc.report._calibration import (
+    calibration_html,
+    calibration_markdown,
+    load_calibration,
+    write_calibration_reports,
+)
 from ariadne_lc.report._io import write_json
 
 __all__ = [
@@ -24,8 +30,12 @@ __all__ = [
     "audit_document",
     "audit_html",
     "audit_markdown",
+    "calibration_html",
+    "calibration_markdown",
     "domain_group",
+    "load_calibration",
     "load_results",
     "write_audit_reports",
+    "write_calibration_reports",
     "write_json",
 ]

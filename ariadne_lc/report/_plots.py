@@ -9,7 +9,7 @@ from typing import Any
 
 from ariadne_lc.errors import MissingExtraError
 
-__all__ = ["RateBar", "phi_histogram", "rate_bars", "step_bars"]
+__all__ = ["EstimatePoint", "RateBar", "estimate_plot", "phi_histogram", "rate_bars", "step_bars"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,4 +96,57 @@ def step_bars(steps: Sequence[tuple[str, float, int]], *, title: str = "causal c
     ax.set_xlim(0, 1.0)
     ax.set_xlabel("mean φ")
     ax.set_title(title)
+    return _svg(fig)
+
+
+@dataclass(frozen=True, slots=True)
+class EstimatePoint:
+    """One ground-truth agent: its true rate p, the raw and corrected estimates and the corrected interval."""
+
+    series: str
+    p: float
+    observed: float | None
+    corrected: float | None
+    ci: tuple[float, float] | None
+
+
+def estimate_plot(points: Sequence[EstimatePoint], *, title: str = "estimated against true rate") -> str:
+    """Corrected estimates with their intervals (filled) and raw rates (hollow) against p, one colour per
+    series, beside the diagonal a perfect estimate would lie on; a missing estimate is simply absent."""
+    plt = _pyplot()
+    series = list(dict.fromkeys(p.series for p in points))
+    fig, ax = plt.subplots(figsize=(6.0, 4.2))
+    ax.plot([0, 1], [0, 1], color="#999999", linestyle="--", linewidth=1, label="estimate = p")
+    offset = 0.012
+    for j, name in enumerate(series):
+        mine = [p for p in points if p.series == name]
+        shift = (j - (len(series) - 1) / 2) * offset
+        color = f"C{j}"
+        with_ci = [p for p in mine if p.corrected is not None]
+        if with_ci:
+            lo = [p.corrected - p.ci[0] if p.ci and p.corrected is not None else 0.0 for p in with_ci]
+            hi = [p.ci[1] - p.corrected if p.ci and p.corrected is not None else 0.0 for p in with_ci]
+            ax.errorbar(
+                [p.p + shift for p in with_ci],
+                [p.corrected for p in with_ci],
+                yerr=[lo, hi],
+                fmt="o",
+                color=color,
+                capsize=3,
+                label=f"{name}: corrected",
+            )
+        raw = [p for p in mine if p.observed is not None]
+        ax.scatter(
+            [p.p + shift for p in raw],
+            [p.observed for p in raw],
+            facecolors="none",
+            edgecolors=color,
+            label=f"{name}: raw violation rate",
+        )
+    ax.set_xlim(-0.05, 1.05)
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("true unfaithful rate p (by construction)")
+    ax.set_ylabel("estimated rate")
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return _svg(fig)

@@ -1,0 +1,258 @@
+"""Correcting an observed violation rate for the pipeline's own misclassification (Rogan–Gladen).
+
+If a fraction π of an agent's audits are truly unfaithful, the pipeline calls a violation with
+probability v = FA·(1 − π) + (1 − M)·π, where FA is its false-alarm rate (on faithful audits) and M its
+miss rate (on unfaithful ones). Solving for π gives the Rogan–Gladen estimator
+π̂ = (v − FA) / (1 − FA − M), clipped to [0, 1]. When FA + M ≥ 1 the denominator is not positive: the
+pipeline calls violations on faithful agents at least as often as on unfaithful ones, so v says nothing
+about π. Then there is no number, only the reason.
+
+**Interval.** π̂ carries three sampling errors: v's (the audited queries) and FA's and M's (the calibration's
+coupled and bypass queries). A percentile bootstrap resamples all three independently, each by *query*
+(the audits of one query share its agent run), and recomputes π̂. A resample with FA* + M* ≥ 1 has no
+estimate; rather than dropping it (which would hide how close the calibration is to uninformative), it is
+counted as possibly anywhere in [0, 1]: at 0 for the lower quantile, at 1 for the upper one. Seeded.
+
+**Applicability.** A calibration holds for one configuration (model, critic, scorer, τ, λ):
+:func:`check_config` refuses any other with :class:`~ariadne_lc.errors.CalibrationMismatchError`. The
+pooled FA and M hold for the mix of contradiction types the calibration ran; a report with a type the
+calibration did not measure gets no pooled correction (the reason says which type).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ariadne_lc.calibration.records import CalibrationConfig
+from ariadne_lc.calibration.results import ALL_TYPES, Calibration, ErrorRates
+from ariadne_lc.errors import CalibrationMismatchError, ConfigurationError
+from ariadne_lc.records import CorrectedRate, Rate
+
+if TYPE_CHECKING:
+    from ariadne_lc.records import AuditReport, AuditResult
+
+__all__ = [
+    "DEFAULT_CORRECTION_RESAMPLES",
+    "apply_calibration",
+    "check_config",
+    "correct_rate",
+    "rogan_gladen",
+    "violation_clusters",
+]
+
+DEFAULT_CORRECTION_RESAMPLES = 4000
+"""Bootstrap resamples of a corrected rate (its percentile interval's Monte Carlo error is below 0.01)."""
+_CELLS = 2_000_000
+"""Resample × query cells drawn at once: bounds memory whatever the number of queries."""
+
+
+def rogan_gladen(observed: float, false_alarm: float, miss: float) -> float | None:
+    """(v − FA) / (1 − FA − M), *not* clipped; ``None`` when FA + M ≥ 1 (no information).
+
+    Examples:
+        >>> rogan_gladen(0.5, 0.1, 0.2)
+        0.5714285714285714
+        >>> rogan_gladen(0.5, 0.6, 0.4) is None
+        True
+    """
+    denominator = 1.0 - false_alarm - miss
+    if denominator <= 0.0:
+        return None
+    return (observed - false_alarm) / denominator
+
+
+def _clip(x: float) -> float:
+    return min(1.0, max(0.0, x))
+
+
+def violation_clusters(results: Iterable[AuditResult]) -> list[tuple[int, int]]:
+    """(violations, scored) per trace over the scored contradictions: the observed rate's bootstrap units."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in results:
+        if r.control or r.status != "scored" or r.similarity is None:
+            continue
+        cell = counts[r.trace_id]
+        cell[0] += int(r.violation)
+        cell[1] += 1
+    return [(k, n) for k, n in counts.values()]
+
+
+def _resampled_rates(clusters: Sequence[tuple[int, int]], n_resamples: int, rng: Any) -> Any:
+    """Rates of ``n_resamples`` bootstrap samples of the clusters (pooled k / pooled n)."""
+    import numpy as np
+
+    k = np.array([c[0] for c in clusters], dtype=float)
+    n = np.array([c[1] for c in clusters], dtype=float)
+    out = np.empty(n_resamples)
+    batch = max(1, _CELLS // max(1, len(k)))
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
+        idx = rng.integers(0, len(k), size=(size, len(k)))
+        out[start : start + size] = k[idx].sum(axis=1) / n[idx].sum(axis=1)
+    return out
+
+
+def _clusters(rate: Rate) -> list[tuple[int, int]]:
+    """The rate's query clusters; a rate stored without them counts each trial as its own query."""
+    if rate.clusters:
+        return [c for c in rate.clusters if c[1] > 0]
+    return [(1, 1)] * rate.k + [(0, 1)] * (rate.n - rate.k)
+
+
+def correct_rate(
+    clusters: Sequence[tuple[int, int]],
+    errors: ErrorRates,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = DEFAULT_CORRECTION_RESAMPLES,
+    seed: int = 0,
+    observed_ci: tuple[float, float] | None = None,
+    calibration: str = "",
+) -> CorrectedRate:
+    """Correct the violation rate of ``clusters`` ((violations, scored) per query) with ``errors``.
+
+    Args:
+        clusters: The audited sample, one (violations, scored) pair per query.
+        errors: FA and M (with their query clusters) from a calibration.
+        confidence: Level of the bootstrap interval.
+        n_resamples: Bootstrap resamples.
+        seed: Seed of the bootstrap (the same inputs and seed give the same interval).
+        observed_ci: The observed rate's own interval, copied into the record.
+        calibration: The calibration's configuration in words, copied into the record.
+    """
+    import numpy as np
+
+    if not 0.0 < confidence < 1.0:
+        raise ConfigurationError(f"confidence must be in (0, 1), got {confidence}")
+    if n_resamples < 1:
+        raise ConfigurationError(f"n_resamples must be at least 1, got {n_resamples}")
+    audited = [c for c in clusters if c[1] > 0]
+    scored = sum(n for _, n in audited)
+    observed = sum(k for k, _ in audited) / scored if scored else None
+    fa, m = errors.false_alarm.rate, errors.miss.rate
+    base: dict[str, Any] = {
+        "observed": observed,
+        "observed_ci": observed_ci,
+        "scored": scored,
+        "queries": len(audited),
+        "false_alarm": fa,
+        "miss": m,
+        "confidence": confidence,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "intervention": errors.intervention,
+        "calibration": calibration,
+    }
+    if fa is None or m is None:
+        missing = "coupled" if fa is None else "bypass"
+        return CorrectedRate(
+            **base,
+            corrected=None,
+            informative=False,
+            reason=f"the calibration scored no {missing} audits for {errors.intervention!r}, so its "
+            f"{'false-alarm' if fa is None else 'miss'} rate is unknown",
+        )
+    unclipped = rogan_gladen(observed, fa, m) if observed is not None else None
+    if fa + m >= 1.0:
+        return CorrectedRate(
+            **base,
+            corrected=None,
+            informative=False,
+            reason=f"FA + M = {fa:.2f} + {m:.2f} >= 1: the pipeline calls violations on faithful agents at least "
+            "as often as on unfaithful ones, so the observed rate carries no information about the true one",
+        )
+    if observed is None or unclipped is None:
+        return CorrectedRate(**base, corrected=None, informative=True, reason="no scored contradiction audits")
+    rng = np.random.default_rng(seed)
+    v_star = _resampled_rates(audited, n_resamples, rng)
+    fa_star = _resampled_rates(_clusters(errors.false_alarm), n_resamples, rng)
+    m_star = _resampled_rates(_clusters(errors.miss), n_resamples, rng)
+    denominator = 1.0 - fa_star - m_star
+    defined = denominator > 0.0
+    estimate = np.clip((v_star - fa_star) / np.where(defined, denominator, 1.0), 0.0, 1.0)
+    alpha = 1.0 - confidence
+    low = float(np.quantile(np.where(defined, estimate, 0.0), alpha / 2))
+    high = float(np.quantile(np.where(defined, estimate, 1.0), 1.0 - alpha / 2))
+    undefined = int(n_resamples - defined.sum())
+    return CorrectedRate(
+        **base,
+        corrected=_clip(unclipped),
+        unclipped=unclipped,
+        corrected_ci=(low, high),
+        informative=True,
+        undefined_resamples=undefined,
+        reason=(
+            f"{undefined} of {n_resamples} bootstrap resamples had FA + M >= 1 and widen the interval"
+            if undefined
+            else None
+        ),
+    )
+
+
+def check_config(calibration: Calibration, config: CalibrationConfig) -> None:
+    """Refuse a calibration made for another configuration (:class:`~ariadne_lc.errors.CalibrationMismatchError`)."""
+    differences = calibration.config.differences(config)
+    if differences:
+        raise CalibrationMismatchError(
+            f"the calibration was made for {calibration.config.describe()}, not for {config.describe()} "
+            f"({'; '.join(differences)}); its error rates do not apply: run `ariadne-lc calibrate` with "
+            "this configuration",
+            differences,
+        )
+
+
+def apply_calibration(
+    report: AuditReport,
+    calibration: Calibration,
+    config: CalibrationConfig,
+    *,
+    method: str = "ariadne",
+    n_resamples: int = DEFAULT_CORRECTION_RESAMPLES,
+) -> AuditReport:
+    """``report`` with its raw violation rates corrected by ``calibration``, overall and per type.
+
+    Args:
+        report: The audit report to correct.
+        calibration: A calibration made with ``config``.
+        config: The configuration the report's audits ran with; another one than the calibration's
+            raises :class:`~ariadne_lc.errors.CalibrationMismatchError`.
+        method: Which method's rates to use (``ariadne`` for reports of the :class:`~ariadne_lc.Auditor`).
+        n_resamples: Bootstrap resamples; the seed and confidence are the report's.
+    """
+    check_config(calibration, config)
+    rates = calibration.method(method)
+    described = f"{calibration.config.describe()}, method={method}"
+
+    def correct(results: Iterable[AuditResult], errors: ErrorRates, ci: tuple[float, float] | None) -> CorrectedRate:
+        return correct_rate(
+            violation_clusters(results),
+            errors,
+            confidence=report.confidence,
+            n_resamples=n_resamples,
+            seed=report.seed,
+            observed_ci=ci,
+            calibration=described,
+        )
+
+    contradictions = [r for r in report.results if not r.control and r.status == "scored"]
+    by_type: dict[str, CorrectedRate] = {}
+    for kind, agg in report.by_type.items():
+        if kind in rates.errors and kind != ALL_TYPES:
+            by_type[kind] = correct(
+                [r for r in contradictions if r.intervention_type == kind], rates.errors[kind], agg.violation_rate_ci
+            )
+    unmeasured = sorted({r.intervention_type for r in contradictions} - set(rates.errors))
+    overall = correct(contradictions, rates.overall, report.overall.violation_rate_ci)
+    if unmeasured:
+        overall = overall.model_copy(
+            update={
+                "corrected": None,
+                "unclipped": None,
+                "corrected_ci": None,
+                "reason": "the report has intervention types the calibration did not measure "
+                f"({', '.join(unmeasured)}); its pooled error rates do not apply to this mix",
+            }
+        )
+    return report.model_copy(update={"corrected": overall, "corrected_by_type": by_type})

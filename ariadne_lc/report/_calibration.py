@@ -1,0 +1,288 @@
+"""Calibration reports: ``calibration.json`` (the :class:`~ariadne_lc.calibration.Calibration` record, versioned),
+Markdown, and a self-contained HTML page with plots (estimated against true p; error rates by type).
+
+``calibration.json`` is also what ``ariadne-lc audit|report --calibration FILE`` reads back
+(:func:`load_calibration`), so a calibration made once corrects every later report of the same configuration.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ariadne_lc.calibration.results import ALL_TYPES, Calibration, MethodCalibration
+from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.records import CorrectedRate, Rate
+from ariadne_lc.report._io import write_json
+from ariadne_lc.report._plots import EstimatePoint, RateBar, estimate_plot, rate_bars
+
+__all__ = ["calibration_html", "calibration_markdown", "load_calibration", "write_calibration_reports"]
+
+_METHOD_NAMES = {
+    "ariadne": "ariadne-lc (graph replay)",
+    "reference_strict": "reference re-prompt, strict judge",
+    "reference_lenient": "reference re-prompt, lenient judge (0.5 fallback)",
+}
+
+
+def load_calibration(path: Path) -> Calibration:
+    """Read ``calibration.json``; a missing, malformed or foreign file is a named error saying which."""
+    if not path.is_file():
+        raise ConfigurationError(f"{path}: no such calibration file (write one with `ariadne-lc calibrate`)")
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    return Calibration.from_document(document, source=str(path))
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _ci(ci: Sequence[float] | None) -> str:
+    return "-" if not ci else f"[{ci[0]:.1%}, {ci[1]:.1%}]"
+
+
+def _rate(rate: Rate | None) -> str:
+    return "-" if rate is None or rate.rate is None else f"{_pct(rate.rate)} {_ci(rate.ci)} ({rate.k}/{rate.n})"
+
+
+def _corrected(c: CorrectedRate) -> str:
+    if c.corrected is None:
+        return f"no number: {c.reason}"
+    return f"{_pct(c.corrected)} {_ci(c.corrected_ci)}"
+
+
+def _covers(value: bool | None) -> str:
+    return "-" if value is None else "yes" if value else "NO"
+
+
+def _method_title(name: str) -> str:
+    return _METHOD_NAMES.get(name, name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    header: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+
+
+_Block = str | _Table
+"""A paragraph or a table: the report is built once as blocks, then rendered as Markdown or as HTML."""
+
+
+def _method_blocks(m: MethodCalibration) -> list[_Block]:
+    errors = _Table(
+        (
+            "intervention",
+            "false alarm (coupled)",
+            "miss (bypass)",
+            "FA + M",
+            "n/a coupled",
+            "n/a bypass",
+            "inconclusive coupled",
+            "inconclusive bypass",
+        ),
+        [],
+    )
+    for kind, e in m.errors.items():
+        fa, miss = e.false_alarm.rate, e.miss.rate
+        total = (
+            "-" if fa is None or miss is None else f"{fa + miss:.2f}" + ("" if fa + miss < 1 else " (no information)")
+        )
+        errors.rows.append(
+            (
+                kind,
+                _rate(e.false_alarm),
+                _rate(e.miss),
+                total,
+                _rate(e.not_applicable.get("coupled")),
+                _rate(e.not_applicable.get("bypass")),
+                _rate(e.inconclusive.get("coupled")),
+                _rate(e.inconclusive.get("bypass")),
+            )
+        )
+    blocks: list[_Block] = [errors]
+    overall = m.errors.get(ALL_TYPES)
+    if overall is not None:
+        causes = ", ".join(f"{k}: {v}" for k, v in overall.false_alarm_causes.items()) or "none"
+        misses = ", ".join(f"{k}: {v}" for k, v in overall.miss_causes.items()) or "none"
+        blocks.append(f"False alarms by cause: {causes}. Misses by cause: {misses}.")
+    if m.controls:
+        blocks.append(
+            _Table(
+                ("control", "answer moved: faithful agents", "answer moved: unfaithful agents"),
+                [(n, _rate(c.moved.get("faithful")), _rate(c.moved.get("unfaithful"))) for n, c in m.controls.items()],
+            )
+        )
+    if m.validation:
+        blocks.append("Validation on held-out queries (corrected with the calibrate split's rates):")
+        blocks.append(
+            _Table(
+                (
+                    "agent",
+                    "p",
+                    "realised bypass share",
+                    "raw violation rate",
+                    "corrected",
+                    "covers p",
+                    "covers realised",
+                ),
+                [
+                    (
+                        v.agent,
+                        f"{v.p:g}",
+                        _pct(v.true_rate),
+                        _rate(v.observed),
+                        _corrected(v.corrected),
+                        _covers(v.covers_p),
+                        _covers(v.covers_true_rate),
+                    )
+                    for v in m.validation
+                ],
+            )
+        )
+    if m.natural is not None:
+        n = m.natural
+        blocks.append(
+            f"Natural agent (truth unknown): raw {_pct(n.observed)} {_ci(n.observed_ci)}, corrected {_corrected(n)} "
+            "(this assumes its runs behave like a mixture of the two constructed kinds)."
+        )
+    return blocks
+
+
+def _comparison(calibration: Calibration) -> _Table:
+    ps = sorted({v.p for m in calibration.methods.values() for v in m.validation})
+    table = _Table(("method", "FA", "M", *(f"p = {p:g}" for p in ps)), [])
+    for m in calibration.methods.values():
+        cells = ["; ".join(_corrected(v.corrected) for v in m.validation if v.p == p) or "-" for p in ps]
+        table.rows.append(
+            (_method_title(m.method), _pct(m.overall.false_alarm.rate), _pct(m.overall.miss.rate), *cells)
+        )
+    return table
+
+
+def _sections(calibration: Calibration) -> list[tuple[str, list[_Block]]]:
+    queries = ", ".join(f"{k}: {v}" for k, v in calibration.queries.items())
+    intro: list[_Block] = [
+        f"Configuration: {calibration.config.describe()}. {calibration.audits} audits; queries per split: "
+        f"{queries or '-'}. Intervals at {calibration.confidence:.0%}: Wilson for rates, a seeded bootstrap over "
+        f"queries of both samples for corrected rates (seed {calibration.seed}, {calibration.n_resamples} resamples).",
+        "False alarm: a violation called on an agent whose answer depends on the thought. Miss: no violation on "
+        "an agent whose answer never sees it. Corrected rate: (v − FA) / (1 − FA − M), clipped to [0, 1]; no "
+        "number when FA + M ≥ 1.",
+    ]
+    return [
+        ("", intro),
+        ("Methods compared: corrected estimate on held-out queries at each true p", [_comparison(calibration)]),
+        *((_method_title(m.method), _method_blocks(m)) for m in calibration.methods.values()),
+    ]
+
+
+def calibration_markdown(calibration: Calibration, *, title: str = "Calibration of the causal audit") -> str:
+    """Markdown: the configuration, the method comparison, then each method's rates, noise and validation."""
+    lines = [f"# {title}", ""]
+    for heading, blocks in _sections(calibration):
+        if heading:
+            lines += [f"## {heading}", ""]
+        for block in blocks:
+            if isinstance(block, _Table):
+                lines.append("| " + " | ".join(block.header) + " |")
+                lines.append("|" + "---|" * len(block.header))
+                lines += ["| " + " | ".join(row) + " |" for row in block.rows]
+            else:
+                lines.append(block)
+            lines.append("")
+    return "\n".join(lines)
+
+
+def _html_blocks(calibration: Calibration) -> str:
+    out = []
+    for heading, blocks in _sections(calibration):
+        if heading:
+            out.append(f"<h2>{html.escape(heading)}</h2>")
+        for block in blocks:
+            if isinstance(block, _Table):
+                head = "".join(f"<th>{html.escape(h)}</th>" for h in block.header)
+                rows = "".join(
+                    "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in block.rows
+                )
+                out.append(f"<table><tr>{head}</tr>{rows}</table>")
+            else:
+                out.append(f"<p>{html.escape(block)}</p>")
+    return "\n".join(out)
+
+
+def _estimate_points(calibration: Calibration) -> list[EstimatePoint]:
+    return [
+        EstimatePoint(_method_title(m.method), v.p, v.observed.rate, v.corrected.corrected, v.corrected.corrected_ci)
+        for m in calibration.methods.values()
+        for v in m.validation
+    ]
+
+
+def _error_bars(m: MethodCalibration) -> list[RateBar]:
+    bars = []
+    for kind, e in m.errors.items():
+        for label, rate in (
+            ("false alarm", e.false_alarm),
+            ("miss", e.miss),
+            ("not applicable (coupled)", e.not_applicable.get("coupled")),
+            ("inconclusive (coupled)", e.inconclusive.get("coupled")),
+        ):
+            if rate is not None and rate.n:
+                bars.append(RateBar(kind, label, rate.rate, rate.ci, rate.n))
+    return bars
+
+
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: system-ui, -apple-system, Segoe UI, sans-serif; margin: 2rem auto; max-width: 1100px;
+color: #222; }}
+table {{ border-collapse: collapse; margin: .5rem 0 1.5rem; font-size: .9rem; }}
+th, td {{ border-bottom: 1px solid #eee; padding: .35rem .5rem; text-align: left; }}
+svg {{ max-width: 100%; height: auto; }} .sub {{ color: #666; }}
+</style></head><body>
+{body}
+<h2>Plots</h2>
+<figure>{estimates}</figure>
+{errors}
+<p class="sub">Generated by ariadne-lc {version}.</p>
+</body></html>
+"""
+
+
+def calibration_html(calibration: Calibration, *, title: str = "Calibration of the causal audit") -> str:
+    """A self-contained HTML page: the Markdown's tables and the two plots as inline SVG."""
+    from ariadne_lc import __version__
+
+    points = _estimate_points(calibration)
+    errors = "".join(
+        f"<figure>{rate_bars(bars, title=f'error rates by type: {_method_title(m.method)}', ylabel='rate')}</figure>"
+        for m in calibration.methods.values()
+        if (bars := _error_bars(m))
+    )
+    return _PAGE.format(
+        title=html.escape(title),
+        body=f"<h1>{html.escape(title)}</h1>\n{_html_blocks(calibration)}",
+        estimates=estimate_plot(points) if points else "<p>No validation points.</p>",
+        errors=errors,
+        version=html.escape(__version__),
+    )
+
+
+def write_calibration_reports(
+    calibration: Calibration, output_dir: Path, *, title: str = "Calibration of the causal audit"
+) -> list[Path]:
+    """Write ``calibration.json``, ``calibration.md`` and ``calibration.html`` into ``output_dir``."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    paths = [output_dir / "calibration.json", output_dir / "calibration.md", output_dir / "calibration.html"]
+    write_json(paths[0], calibration.document())
+    paths[1].write_text(calibration_markdown(calibration, title=title), encoding="utf-8")
+    paths[2].write_text(calibration_html(calibration, title=title), encoding="utf-8")
+    return paths
