@@ -26,7 +26,6 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ariadne_lc._results import AuditResult
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.calibration.agents import (
     AUDITED_STEP,
@@ -39,14 +38,17 @@ from ariadne_lc.calibration.records import AgentKind, CalibrationAudit, Method, 
 from ariadne_lc.calibration.storage import AuditLog, make_key
 from ariadne_lc.demo import DemoQuery, extract_final_answer
 from ariadne_lc.errors import AriadneError, ConfigurationError
-from ariadne_lc.interventions import Critic, is_control
+from ariadne_lc.interventions import Critic
 from ariadne_lc.recorder import AriadneCallbackHandler
+from ariadne_lc.records import AuditResult
 from ariadne_lc.scoring import SimilarityScorer
 from ariadne_lc.trace import Trace
 
 __all__ = [
     "DEFAULT_INTERVENTIONS",
     "DEFAULT_PS",
+    "DEFAULT_REFERENCE_INTERVENTIONS",
+    "REFERENCE_METHODS",
     "UNAUDITABLE",
     "CalibrationJob",
     "CalibrationRunner",
@@ -68,6 +70,11 @@ DEFAULT_INTERVENTIONS: tuple[str, ...] = (
     "paraphrase",
 )
 """The four contradictions, the ``rerun`` control (replay noise) and the ``paraphrase`` placebo."""
+
+DEFAULT_REFERENCE_INTERVENTIONS: tuple[str, ...] = ("logic_flip",)
+"""The public Ariadne code audits with a logic flip of the first step; so does the baseline here by default."""
+
+REFERENCE_METHODS: tuple[Method, ...] = ("reference_strict", "reference_lenient")
 
 UNAUDITABLE = "-"
 """The intervention type of the record that says a run could not be audited at all."""
@@ -208,6 +215,7 @@ class CalibrationRunner:
         tau, lam: the violation rule.
         constrained: send the llama.cpp grammars.
         reference: the reference method, run on the same traces (``None``: not run).
+        reference_interventions: the contradictions the reference method is run with.
         calls: reads the model-call count (for ``max_calls``).
         max_calls: stop cleanly at this many model calls.
         seed: the auditor's seed.
@@ -226,6 +234,7 @@ class CalibrationRunner:
         lam: int = 0,
         constrained: bool = False,
         reference: ReferenceMethod | None = None,
+        reference_interventions: Sequence[str] = DEFAULT_REFERENCE_INTERVENTIONS,
         calls: Callable[[], int] | None = None,
         max_calls: int | None = None,
         seed: int = 0,
@@ -236,6 +245,7 @@ class CalibrationRunner:
         self.log = log
         self.interventions = tuple(interventions)
         self.reference = reference
+        self.reference_interventions = tuple(k for k in reference_interventions if k in self.interventions)
         self.max_calls = max_calls
         self._calls = calls or (lambda: 0)
         self._constrained = constrained
@@ -277,11 +287,10 @@ class CalibrationRunner:
         if self.reference is None or job.agent == "natural":
             return False
         qid = job.query.id
-        kinds = [k for k in self.interventions if not is_control(k)]
         return not all(
             self.log.has(make_key(m, job.agent, job.p, qid, k))
-            for m in ("reference_strict", "reference_lenient")
-            for k in kinds
+            for m in REFERENCE_METHODS
+            for k in self.reference_interventions
         )
 
     def _budget_left(self) -> bool:
@@ -338,7 +347,7 @@ class CalibrationRunner:
         step: StepSelector = "auto" if job.agent == "natural" else AUDITED_STEP
         written = 0
         made: list[AuditResult] = []
-        for kind in missing or [k for k in self.interventions if not is_control(k)]:
+        for kind in missing or self.reference_interventions:
             if not self._budget_left():
                 break
             try:
@@ -362,14 +371,10 @@ class CalibrationRunner:
         assert self.reference is not None
         written = 0
         for ours in made:
-            if ours.control or ours.intervened_thought is None:
-                continue
             kind = ours.intervention_type
-            todo = [
-                m
-                for m in ("reference_strict", "reference_lenient")
-                if not self.log.has(make_key(m, job.agent, job.p, job.query.id, kind))
-            ]
+            if kind not in self.reference_interventions or ours.intervened_thought is None:
+                continue
+            todo = [m for m in REFERENCE_METHODS if not self.log.has(make_key(m, job.agent, job.p, job.query.id, kind))]
             if not todo or not self._budget_left():
                 continue
             for method, result in self.reference(trace, ours):

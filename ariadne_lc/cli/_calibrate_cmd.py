@@ -179,7 +179,7 @@ def calibrate(
         return
     started = time.perf_counter()
     with _model(base_url, model, api_key, local_model, max_tokens) as (chat, name):
-        summary, log = _run(
+        summary, log, config = _run(
             chat, name, jobs, output, critic=critic, scorer=scorer, constrained=base_url is None,
             seed=seed, n=n, domains=chosen, ps=rates, natural=natural, reference_fn=reference_fn,
             tau=tau, lam=lam, max_calls=max_calls,
@@ -190,7 +190,7 @@ def calibrate(
     )
     if summary.stopped:
         console.print(f"[yellow]stopped early: {summary.stopped}; run the same command again to resume[/yellow]")
-    write_outputs(log, output, model=name)
+    write_outputs(log, output, model=name, config=config, seed=seed)
 
 
 def _run(
@@ -211,7 +211,7 @@ def _run(
     tau: float,
     lam: int,
     max_calls: int | None,
-) -> tuple[Any, Any]:
+) -> tuple[Any, Any, Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ariadne_lc.calibration.records import CalibrationConfig
@@ -226,7 +226,7 @@ def _run(
         interventions=DEFAULT_INTERVENTIONS, agents=families,
     )  # fmt: skip
     log = open_run(output, manifest)
-    reference = reference_fn(model) if reference_fn is not None else None
+    reference = reference_fn(model, tau=tau, lam=lam) if reference_fn is not None else None
     runner = CalibrationRunner(
         model, log, constrained=constrained, calls=calls, max_calls=max_calls, tau=tau, lam=lam, seed=seed,
         reference=reference, **_components(critic, scorer, model),
@@ -249,4 +249,4 @@ def _run(
             progress.advance(tasks[job.agent if job.p is None else f"mixture p={job.p:g}"])
 
         summary = runner.run(jobs, on_job=advance)
-    return summary, log
+    return summary, log, config

@@ -1,13 +1,12 @@
 """What ``ariadne-lc calibrate`` writes and prints once the audits are stored, and the reference method it runs.
 
-The analysis (error rates with intervals, the correction, ``calibration.json``, the reports) and the reference
-method live in :mod:`ariadne_lc.calibration`; this module only finds them and hands them the stored audits. Until
-they are available, the command still stores every audit and prints the raw counts.
+The analysis (error rates with intervals, the correction, ``calibration.json``) lives in
+:mod:`ariadne_lc.calibration`, the reports in :mod:`ariadne_lc.report`; this module hands them the stored audits and
+prints the raw counts first, so that a run whose analysis fails still shows what it measured.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,19 +14,17 @@ from typing import TYPE_CHECKING, Any
 from ariadne_lc.cli._common import console
 
 if TYPE_CHECKING:
+    from ariadne_lc.calibration.records import CalibrationConfig
     from ariadne_lc.calibration.storage import AuditLog
 
 __all__ = ["raw_counts", "reference_factory", "write_outputs"]
 
 
 def reference_factory() -> Any:
-    """``model -> ReferenceMethod`` built on the reference method's module, or ``None`` when it is absent."""
-    try:
-        module = importlib.import_module("ariadne_lc.calibration.reference")
-    except ImportError:
-        return None
-    factory = getattr(module, "reference_method", None)
-    return factory
+    """``model -> ReferenceMethod``: the reference method, run on one thought with both judges."""
+    from ariadne_lc.calibration.reference_run import reference_method
+
+    return reference_method
 
 
 def raw_counts(log: AuditLog) -> dict[str, dict[str, int]]:
@@ -47,7 +44,7 @@ def raw_counts(log: AuditLog) -> dict[str, dict[str, int]]:
     return {k: dict(v) for k, v in sorted(out.items())}
 
 
-def write_outputs(log: AuditLog, output: Path, *, model: str) -> None:
+def write_outputs(log: AuditLog, output: Path, *, model: str, config: CalibrationConfig, seed: int) -> None:
     """calibration.json and the reports through the analysis when it is available; the raw counts always."""
     from rich.table import Table
 
@@ -78,10 +75,14 @@ def write_outputs(log: AuditLog, output: Path, *, model: str) -> None:
             f"{c.get('paraphrase held', 0)}/{c.get('paraphrase scored', 0)}",
         )
     console.print(table)
-    try:
-        analysis = importlib.import_module("ariadne_lc.calibration.analysis")
-    except ImportError:
-        console.print(f"[yellow]the analysis is not available yet: the audits are stored in {log.path}[/yellow]")
+    from ariadne_lc.calibration import analyze
+    from ariadne_lc.report import write_calibration_reports
+
+    audits = log.audits()
+    if not audits:
+        console.print("[yellow]no audits yet: nothing to analyse[/yellow]")
         return
-    paths = analysis.write_calibration(log.audits(), output, model=model)
+    paths = write_calibration_reports(
+        analyze(audits, config, seed=seed), output, title=f"Calibration of the causal audit: {model}"
+    )
     console.print(f"written: {', '.join(str(p) for p in paths)}")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from ariadne_lc._results import AuditResult
 from ariadne_lc.calibration.agents import routes_to_bypass
 from ariadne_lc.calibration.decisive import answer_from_thought, question_kind
 from ariadne_lc.calibration.records import CalibrationConfig, Method
@@ -22,6 +21,7 @@ from ariadne_lc.calibration.runner import (
 )
 from ariadne_lc.calibration.storage import RunManifest, audit_key, open_run
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
 from .scripts import calibration_model, questions

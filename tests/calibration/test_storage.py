@@ -4,7 +4,6 @@ from pathlib import Path
 
 import pytest
 
-from ariadne_lc._results import AuditResult
 from ariadne_lc.calibration.records import CalibrationAudit, CalibrationConfig
 from ariadne_lc.calibration.storage import (
     AUDITS_FILE,
@@ -16,6 +15,7 @@ from ariadne_lc.calibration.storage import (
     open_run,
 )
 from ariadne_lc.errors import StoreError
+from ariadne_lc.records import AuditResult
 
 
 def _manifest(critic: str = "rule") -> RunManifest:
