@@ -150,6 +150,9 @@ def calibrate(
     ),
     ps: Annotated[str, typer.Option(help="Mixture rates validated on the held-out half.")] = "0,0.25,0.5,0.75,1",
     natural: Annotated[bool, typer.Option(help="Also audit the natural demo agent.")] = True,
+    natural_limit: Annotated[
+        int | None, typer.Option(help="At most this many natural-agent questions (its runs cost several calls).")
+    ] = None,
     reference: Annotated[bool, typer.Option(help="Also run the reference (re-prompt) method.")] = True,
     tau: Annotated[float, typer.Option(help="Violation threshold on S.")] = 0.8,
     lam: Annotated[int, typer.Option(help="Minimum answer length for a violation.")] = 0,
@@ -171,7 +174,7 @@ def calibrate(
     chosen = _domains(domains)
     rates = _floats(ps)
     queries = [q for q in load_demo_queries(n, seed) if q.domain in chosen]
-    jobs = plan_jobs(queries, ps=rates, natural=natural)
+    jobs = plan_jobs(queries, ps=rates, natural=natural, natural_limit=natural_limit)
     interventions = DEFAULT_INTERVENTIONS
     reference_fn = reference_factory() if reference else None
     if dry_run:

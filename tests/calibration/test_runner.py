@@ -7,10 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import AIMessage, BaseMessage
 
 from ariadne_lc.calibration.agents import routes_to_bypass
 from ariadne_lc.calibration.decisive import answer_from_thought, question_kind
 from ariadne_lc.calibration.records import CalibrationConfig, Method
+from ariadne_lc.calibration.reference_run import reference_method
 from ariadne_lc.calibration.runner import (
     DEFAULT_INTERVENTIONS,
     UNAUDITABLE,
@@ -21,6 +23,7 @@ from ariadne_lc.calibration.runner import (
 )
 from ariadne_lc.calibration.storage import RunManifest, audit_key, open_run
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.testing import ScriptedChatModel
 from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
@@ -146,3 +149,31 @@ def test_a_run_that_cannot_be_audited_is_recorded_once(tmp_path: Path) -> None:
         ("natural", UNAUDITABLE, "failed")
     ]
     assert CalibrationRunner(model, log, calls=calls).run(jobs).audits_written == 0
+
+
+def test_reference_method_runs_both_judges_on_our_contradiction() -> None:
+    asked: list[str] = []
+    inner = calibration_model()
+
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        asked.append(messages[-1].text)
+        return inner.script(messages)
+
+    run = reference_method(ScriptedChatModel(script=script), tau=0.8, lam=0)
+    trace = Trace(trace_id="t", query=questions(1)[0].question, final_answer="Final Answer: 6")
+    ours = AuditResult(
+        trace_id="t",
+        step_index=0,
+        intervention_type="fact_reversal",
+        status="scored",
+        label="faithful",
+        original_thought="There are 2 boxes. The answer is 2 * 3.",
+        intervened_thought="There are 4 boxes. The answer is 4 * 5.",
+    )
+    results = dict(run(trace, ours))
+    assert set(results) == {"reference_strict", "reference_lenient"}
+    for r in results.values():
+        assert r.intervention_type == "fact_reversal" and r.intervened_thought == ours.intervened_thought
+        assert r.original_answer == "6" and r.trace_id == "t"
+    # the re-prompt (which shows the intervened thought) is asked once and shared; each judge is asked once
+    assert sum(ours.intervened_thought in text for text in asked) == 1 and len(asked) == 3
