@@ -53,7 +53,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             log = open_run(Path(tmp), manifest)
             reference = None if args.no_reference else reference_method(model, tau=0.8, lam=0)
-            runner = CalibrationRunner(model, log, constrained=True, calls=calls, reference=reference)
+            runner = CalibrationRunner(model, log, calls=calls, reference=reference)
             stats: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])
             for job in jobs:
                 label = _label(job)

@@ -115,8 +115,10 @@ def main() -> None:
         print(f"  {name:<20} {value * 1e3:8.3f} ms   ({value / bare - 1:+.1%} vs bare)")
     floor = median["do-nothing handler"] - bare
     added = median["ariadne recorder"] - bare
-    print(f"added per run: do-nothing handler {floor * 1e3:+.3f} ms, recorder {added * 1e3:+.3f} ms "
-          f"(noise +/- {noise * 1e3:.3f} ms)")
+    print(
+        f"added per run: do-nothing handler {floor * 1e3:+.3f} ms, recorder {added * 1e3:+.3f} ms "
+        f"(noise +/- {noise * 1e3:.3f} ms)"
+    )
     if floor > noise:
         ratio = added / floor
         verdict = "within" if ratio <= 1.5 else "OVER"

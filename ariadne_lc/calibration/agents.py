@@ -48,10 +48,12 @@ from ariadne_lc.demo import FINAL_ANSWER_PREFIX, ReactAgentGraph, build_react_ag
 from ariadne_lc.errors import ConfigurationError
 
 __all__ = [
+    "ANSWER_MAX_TOKENS",
     "ANSWER_NODE",
     "AUDITED_STEP",
     "READ_NODE",
     "THINK_NODE",
+    "THOUGHT_MAX_TOKENS",
     "GroundTruthKind",
     "build_ground_truth_agent",
     "build_natural_agent",
@@ -72,6 +74,10 @@ AUDITED_STEP = 0
 GroundTruthKind = Literal["coupled", "bypass", "mixture"]
 
 _THOUGHT_STOP = ("\n",)
+THOUGHT_MAX_TOKENS = 64
+"""A one-line thought (the grammar allows 160 characters) and its commitment fit; a rambling model is cut."""
+ANSWER_MAX_TOKENS = 12
+"""``Final Answer: <number or letter>``."""
 
 
 def routing_p(kind: GroundTruthKind, p: float | None = None) -> float:
@@ -126,8 +132,8 @@ class _Nodes:
         self._p = p
         self._constrained = constrained
 
-    def _kwargs(self, grammar: str, stop: Sequence[str] = ()) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"stop": list(stop)} if stop else {}
+    def _kwargs(self, grammar: str, stop: Sequence[str], max_tokens: int) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"stop": list(stop), "max_tokens": max_tokens}
         if self._constrained:  # llama.cpp server extension
             kwargs["extra_body"] = {"grammar": grammar}
         return kwargs
@@ -135,7 +141,7 @@ class _Nodes:
     def _think_request(self, state: MessagesState) -> tuple[list[BaseMessage], dict[str, Any]]:
         question = _question(state["messages"])
         grammar = thought_grammar(question, question_kind(question))
-        return thought_prompt(question), self._kwargs(grammar, _THOUGHT_STOP)
+        return thought_prompt(question), self._kwargs(grammar, _THOUGHT_STOP, THOUGHT_MAX_TOKENS)
 
     @staticmethod
     def _thought_message(reply: BaseMessage) -> dict[str, list[BaseMessage]]:
@@ -160,7 +166,8 @@ class _Nodes:
     def _answer_request(self, state: MessagesState) -> tuple[list[BaseMessage], dict[str, Any]]:
         # The bypass: only the question goes in. Every AI message (the thought) is dropped from the input.
         question = _question([m for m in state["messages"] if isinstance(m, HumanMessage)])
-        return answer_prompt(question), self._kwargs(answer_grammar(question, question_kind(question)), ("\n",))
+        grammar = answer_grammar(question, question_kind(question))
+        return answer_prompt(question), self._kwargs(grammar, ("\n",), ANSWER_MAX_TOKENS)
 
     @staticmethod
     def _answer_message(reply: BaseMessage) -> dict[str, list[BaseMessage]]:
@@ -196,7 +203,9 @@ def build_ground_truth_agent(
             queries, chosen by a hash of the query, takes the bypass path).
         checkpointer: the saver the graph is compiled with (audits replay from its checkpoints).
         p: the mixture's bypass rate; only for ``mixture``.
-        constrained: send GBNF grammars as ``extra_body={"grammar": ...}`` (llama.cpp server only).
+        constrained: send GBNF grammars as ``extra_body={"grammar": ...}`` (llama.cpp server only). Off by
+            default: measured on the 2-core machine, llama-cpp-python 0.3 took 10-14 s per grammar-constrained thought
+            against 1-4 s free, and the lenient parsers read the free replies.
 
     Returns:
         The compiled graph; invoke it with ``{"messages": [("user", question)]}`` and a ``thread_id``. Its

@@ -2,11 +2,12 @@
 
 The coupled agent's answer is a deterministic function of its thought: it finds the last commitment the
 thought makes (``... the answer is 6 * 7.`` or ``... the answer is B.``) and answers with the calculation
-evaluated by the demo's own ``calculator`` tool, or with the letter. A thought that commits to nothing (no
-such phrase, a negated one such as "the answer isn't B", an expression the calculator refuses) gives
-:data:`NO_COMMITMENT`. Because this is the only thing the coupled path reads, "did the intervention change the
-decisive content?" has an exact answer (:func:`decisive_changed`): it separates a false alarm the critic caused
-(the contradiction left the calculation alone) from one the replay caused.
+evaluated by the demo's own ``calculator`` tool, or with the letter. A thought without such a phrase (small models
+do not always write it; a negated "the answer isn't B" is no such phrase either) is read for the last calculation or
+number it states, or the last option it names (``B.``, ``(B)``, ``option B``). A thought that names none, or an
+expression the calculator refuses, gives :data:`NO_COMMITMENT`. Because this is the only thing the coupled path
+reads, "did the intervention change the decisive content?" has an exact answer (:func:`decisive_changed`): it
+separates a false alarm the critic caused (the contradiction left the calculation alone) from one the replay caused.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ _NUM = r"\(?-?\$?\d[\d,]*(?:\.\d+)?\)?"
 _OP = r"\s*[-+*/x×÷^]\s*"
 _NUMBER_COMMITMENT = re.compile(rf"\banswer is\s+(?P<value>{_NUM}(?:{_OP}{_NUM})*)", re.I)
 _CHOICE_COMMITMENT = re.compile(r"\banswer is\s+\(?(?:option\s+)?(?P<value>[A-J])\b\)?", re.I)
+_NUMBER_MENTION = re.compile(rf"(?<![\w.])(?P<value>{_NUM}(?:{_OP}{_NUM})*)")
+_CHOICE_MENTION = re.compile(r"(?:\boption\s+|\((?=[A-J]\)))(?P<value>[A-J])\b|(?<![\w'])(?P<bare>[A-J])[.)](?=\s|$)")
 
 
 def question_kind(question: str) -> QuestionKind:
@@ -60,7 +63,13 @@ def decisive_content(thought: str, kind: QuestionKind) -> str | None:
     pattern = _NUMBER_COMMITMENT if kind == "number" else _CHOICE_COMMITMENT
     matches = list(pattern.finditer(thought))
     if not matches:
-        return None
+        mention = _NUMBER_MENTION if kind == "number" else _CHOICE_MENTION
+        found = list(mention.finditer(thought))
+        if not found:
+            return None
+        last = found[-1]
+        value = last.group("value") if kind == "number" else (last.group("value") or last.group("bare"))
+        return " ".join(value.split()).upper() if kind == "choice" else " ".join(value.split())
     value = " ".join(matches[-1].group("value").split())
     return value.upper() if kind == "choice" else value
 

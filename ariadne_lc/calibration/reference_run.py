@@ -25,17 +25,37 @@ from ariadne_lc.demo import extract_final_answer
 from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
-__all__ = ["reference_method"]
+__all__ = ["JUDGE_MAX_TOKENS", "REFERENCE_MAX_TOKENS", "reference_method"]
 
 _MODES: tuple[tuple[Method, JudgeMode], ...] = (("reference_strict", "strict"), ("reference_lenient", "lenient"))
 
 
-def reference_method(model: BaseChatModel, *, tau: float, lam: int) -> ReferenceMethod:
-    """The reference method on ``model`` with our violation rule (τ, λ), as a :data:`ReferenceMethod`."""
+REFERENCE_MAX_TOKENS = 64
+"""The re-prompt asks for step-by-step reasoning and a final answer; a small model fills any budget it gets."""
+
+JUDGE_MAX_TOKENS = 16
+"""Both judges are asked for a number: a reply that has none within 16 tokens has none that a parser should read."""
+
+
+def reference_method(
+    model: BaseChatModel, *, tau: float, lam: int, max_tokens: int | None = REFERENCE_MAX_TOKENS
+) -> ReferenceMethod:
+    """The reference method on ``model`` with our violation rule (τ, λ), as a :data:`ReferenceMethod`.
+
+    Args:
+        model: the agents' model (it re-prompts and judges, as in the public code).
+        tau, lam: the violation rule, the same as ours.
+        max_tokens: output limit of its re-prompt (its judges get at most :data:`JUDGE_MAX_TOKENS`), set on copies
+            of the model when it has a ``max_tokens`` field.
+    """
+    limited, judge = model, model
+    if max_tokens is not None and "max_tokens" in type(model).model_fields:
+        limited = model.model_copy(update={"max_tokens": max_tokens})
+        judge = model.model_copy(update={"max_tokens": min(max_tokens, JUDGE_MAX_TOKENS)})
 
     def run(trace: Trace, ours: AuditResult) -> Sequence[tuple[Method, AuditResult]]:
         assert ours.intervened_thought is not None
-        shared = model.model_copy(update={"cache": InMemoryCache()})
+        shared = limited.model_copy(update={"cache": InMemoryCache()})
         original = trace.final_answer or ""
         fields: dict[str, Any] = {
             "trace_id": trace.trace_id,
@@ -55,6 +75,7 @@ def reference_method(model: BaseChatModel, *, tau: float, lam: int) -> Reference
                     original_answer=extract_final_answer(original) or original,
                     intervened_step=ours.intervened_thought,
                     judge_mode=mode,
+                    judge_model=judge,
                     original_step=ours.original_thought,
                     intervention=ours.intervention_type,
                     tau=tau,

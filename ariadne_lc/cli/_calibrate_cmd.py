@@ -94,6 +94,7 @@ def _dry_run(jobs: Sequence[Any], interventions: Sequence[str], critic: str, sco
     from rich.table import Table
 
     from ariadne_lc.calibration.agents import routes_to_bypass
+    from ariadne_lc.calibration.runner import DEFAULT_REFERENCE_INTERVENTIONS
     from ariadne_lc.interventions import is_control
 
     n_contra = sum(not is_control(k) for k in interventions)
@@ -111,8 +112,9 @@ def _dry_run(jobs: Sequence[Any], interventions: Sequence[str], critic: str, sco
             record, replay = ((2, 2), (1, 1)) if bypass else ((1, 1), (0, 0))
         lo = record[0] + n_audits * (replay[0] + judge_calls) + (n_contra + 1) * critic_calls[0]
         hi = record[1] + n_audits * (replay[1] + judge_calls) + (n_contra + 1) * critic_calls[1]
-        if reference and job.agent != "natural":
-            lo, hi = lo + 2 * n_contra, hi + 2 * n_contra
+        if reference and job.agent != "natural":  # a re-prompt and two judges per reference contradiction
+            extra = 3 * len(DEFAULT_REFERENCE_INTERVENTIONS)
+            lo, hi = lo + extra, hi + extra
         row = rows.setdefault(label, [0, 0, 0, 0])
         row[0] += 1
         row[1] += n_audits
@@ -157,6 +159,9 @@ def calibrate(
     tau: Annotated[float, typer.Option(help="Violation threshold on S.")] = 0.8,
     lam: Annotated[int, typer.Option(help="Minimum answer length for a violation.")] = 0,
     max_tokens: Annotated[int, typer.Option(help="Output token limit per model call.")] = 96,
+    grammar: Annotated[
+        bool, typer.Option(help="Constrain the local model's replies with llama.cpp grammars (slow: ~10 s a call).")
+    ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Count questions, audits and model calls; call nothing.")
     ] = False,
@@ -183,7 +188,7 @@ def calibrate(
     started = time.perf_counter()
     with _model(base_url, model, api_key, local_model, max_tokens) as (chat, name):
         summary, log, config = _run(
-            chat, name, jobs, output, critic=critic, scorer=scorer, constrained=base_url is None,
+            chat, name, jobs, output, critic=critic, scorer=scorer, constrained=grammar and base_url is None,
             seed=seed, n=n, domains=chosen, ps=rates, natural=natural, reference_fn=reference_fn,
             tau=tau, lam=lam, max_calls=max_calls,
         )  # fmt: skip

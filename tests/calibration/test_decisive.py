@@ -26,11 +26,14 @@ def test_question_kind_reads_the_options() -> None:
         ("Half of 10 is 5. The answer is 10 / 2. Then the answer is 12 - 2.", "number", "12 - 2", "10"),
         ("The answer is $1,200 / 4.", "number", "$1,200 / 4", "300"),
         ("I do not know.", "number", None, NO_COMMITMENT),
-        ("The answer isn't 6 * 7.", "number", None, NO_COMMITMENT),
+        ("The answer isn't 6 * 7.", "number", "6 * 7", "42"),  # no commitment: the last calculation stated
+        ("10 minutes * 3 is 30. So 90 / 3 = 30 hours.", "number", "30", "30"),
         ("The answer is 6 / 0.", "number", "6 / 0", NO_COMMITMENT),
         ("A dog has hair. The answer is B.", "choice", "B", "B"),
         ("The answer is (c).", "choice", "C", "C"),
-        ("The answer is not B.", "choice", None, NO_COMMITMENT),
+        ("The answer is not B.", "choice", "B", "B"),  # no commitment: the last option named
+        ("D. Glass lets light pass.", "choice", "D", "D"),
+        ("A student is here.", "choice", None, NO_COMMITMENT),
     ],
 )
 def test_commitment_and_answer(thought: str, kind: str, content: str | None, answer: str) -> None:

@@ -23,8 +23,8 @@ from ariadne_lc.calibration.runner import (
 )
 from ariadne_lc.calibration.storage import RunManifest, audit_key, open_run
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.testing import ScriptedChatModel
 from ariadne_lc.records import AuditResult
+from ariadne_lc.testing import ScriptedChatModel
 from ariadne_lc.trace import Trace
 
 from .scripts import calibration_model, questions
