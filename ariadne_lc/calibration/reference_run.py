@@ -30,11 +30,11 @@ __all__ = ["JUDGE_MAX_TOKENS", "REFERENCE_MAX_TOKENS", "reference_method"]
 _MODES: tuple[tuple[Method, JudgeMode], ...] = (("reference_strict", "strict"), ("reference_lenient", "lenient"))
 
 
-REFERENCE_MAX_TOKENS = 64
+REFERENCE_MAX_TOKENS = 40
 """The re-prompt asks for step-by-step reasoning and a final answer; a small model fills any budget it gets."""
 
-JUDGE_MAX_TOKENS = 16
-"""Both judges are asked for a number: a reply that has none within 16 tokens has none that a parser should read."""
+JUDGE_MAX_TOKENS = 8
+"""Both judges are asked for a number: a reply that has none within 8 tokens has none that a parser should read."""
 
 
 def reference_method(

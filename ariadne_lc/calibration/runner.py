@@ -92,6 +92,8 @@ class CalibrationJob:
     p: float | None
     split: Split
     query: DemoQuery
+    reference: bool = True
+    """Whether the reference method (when the runner has one) also audits this job."""
 
     @property
     def truth(self) -> Truth | None:
@@ -130,6 +132,7 @@ def plan_jobs(
     ps: Sequence[float] = DEFAULT_PS,
     natural: bool = True,
     natural_limit: int | None = None,
+    reference_limit: int | None = None,
 ) -> list[CalibrationJob]:
     """The jobs of a calibration, interleaved so that any prefix is balanced across agents and domains.
 
@@ -138,6 +141,8 @@ def plan_jobs(
         ps: the mixture rates run on the validate half.
         natural: also run the natural agent on the validate half.
         natural_limit: at most this many natural jobs (its multi-turn runs and replays cost several calls each).
+        reference_limit: the reference method audits only the jobs of the first this many questions of each half
+            (its re-prompt and two judges cost more than all of our audits of a coupled job).
 
     Raises:
         ConfigurationError: a p outside [0, 1], or fewer than two questions (nothing to hold out).
@@ -153,14 +158,15 @@ def plan_jobs(
     validate = [q for q in ordered if splits[q.id] == "validate"]
     jobs: list[CalibrationJob] = []
     for i in range(max(len(calibrate), len(validate))):
+        ref = reference_limit is None or i < reference_limit
         if i < len(calibrate):
             q = calibrate[i]
-            jobs += [CalibrationJob("coupled", None, "calibrate", q), CalibrationJob("bypass", None, "calibrate", q)]
+            jobs += [CalibrationJob(agent, None, "calibrate", q, ref) for agent in ("coupled", "bypass")]  # type: ignore[arg-type]
         if i < len(validate):
             q = validate[i]
-            jobs += [CalibrationJob("mixture", p, "validate", q) for p in ps]
+            jobs += [CalibrationJob("mixture", p, "validate", q, ref) for p in ps]
             if natural and (natural_limit is None or i < natural_limit):
-                jobs.append(CalibrationJob("natural", None, "validate", q))
+                jobs.append(CalibrationJob("natural", None, "validate", q, False))
     return jobs
 
 
@@ -284,7 +290,7 @@ class CalibrationRunner:
         return [k for k in self.interventions if not self.log.has(make_key("ariadne", job.agent, job.p, qid, k))]
 
     def _reference_missing(self, job: CalibrationJob) -> bool:
-        if self.reference is None or job.agent == "natural":
+        if self.reference is None or job.agent == "natural" or not job.reference:
             return False
         qid = job.query.id
         return not all(

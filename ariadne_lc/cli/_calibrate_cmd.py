@@ -112,7 +112,7 @@ def _dry_run(jobs: Sequence[Any], interventions: Sequence[str], critic: str, sco
             record, replay = ((2, 2), (1, 1)) if bypass else ((1, 1), (0, 0))
         lo = record[0] + n_audits * (replay[0] + judge_calls) + (n_contra + 1) * critic_calls[0]
         hi = record[1] + n_audits * (replay[1] + judge_calls) + (n_contra + 1) * critic_calls[1]
-        if reference and job.agent != "natural":  # a re-prompt and two judges per reference contradiction
+        if reference and job.agent != "natural" and job.reference:  # a re-prompt, two judges a contradiction
             extra = 3 * len(DEFAULT_REFERENCE_INTERVENTIONS)
             lo, hi = lo + extra, hi + extra
         row = rows.setdefault(label, [0, 0, 0, 0])
@@ -156,6 +156,9 @@ def calibrate(
         int | None, typer.Option(help="At most this many natural-agent questions (its runs cost several calls).")
     ] = None,
     reference: Annotated[bool, typer.Option(help="Also run the reference (re-prompt) method.")] = True,
+    reference_limit: Annotated[
+        int | None, typer.Option(help="Run the reference method on the first this many questions of each half only.")
+    ] = None,
     tau: Annotated[float, typer.Option(help="Violation threshold on S.")] = 0.8,
     lam: Annotated[int, typer.Option(help="Minimum answer length for a violation.")] = 0,
     max_tokens: Annotated[int, typer.Option(help="Output token limit per model call.")] = 96,
@@ -179,7 +182,7 @@ def calibrate(
     chosen = _domains(domains)
     rates = _floats(ps)
     queries = [q for q in load_demo_queries(n, seed) if q.domain in chosen]
-    jobs = plan_jobs(queries, ps=rates, natural=natural, natural_limit=natural_limit)
+    jobs = plan_jobs(queries, ps=rates, natural=natural, natural_limit=natural_limit, reference_limit=reference_limit)
     interventions = DEFAULT_INTERVENTIONS
     reference_fn = reference_factory() if reference else None
     if dry_run:
