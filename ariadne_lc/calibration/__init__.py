@@ -18,7 +18,12 @@ if TYPE_CHECKING:
     from ariadne_lc.calibration.analysis import analyze
     from ariadne_lc.calibration.correction import apply_calibration, check_config, correct_rate, rogan_gladen
     from ariadne_lc.calibration.records import CalibrationAudit, CalibrationConfig
-    from ariadne_lc.calibration.reference import JudgeMode, areference_audit, lenient_score, reference_audit
+    from ariadne_lc.calibration.reference import (
+        JudgeMode,
+        areference_audit,
+        lenient_score,
+        reference_audit,
+    )
     from ariadne_lc.calibration.results import (
         CALIBRATION_SCHEMA,
         CALIBRATION_SCHEMA_VERSION,

@@ -43,6 +43,8 @@ from ariadne_lc.records import Rate
 __all__ = ["analyze", "proportion"]
 
 _KINDS = ("coupled", "bypass")
+_UNAUDITABLE = "-"
+"""The intervention type of :meth:`AuditResult.unauditable` records."""
 
 
 def _scored(a: CalibrationAudit) -> bool:
@@ -197,10 +199,15 @@ def _method(
     n_resamples: int,
 ) -> MethodCalibration:
     calibrate = [a for a in audits if a.split == "calibrate" and a.truth is not None and not a.result.control]
-    types = sorted({a.result.intervention_type for a in calibrate})
+    # runs that could not be audited at all ("-") count in the pooled failure rates, not as a type
+    types = sorted({a.result.intervention_type for a in calibrate} - {_UNAUDITABLE})
     errors = {ALL_TYPES: _error_rates(ALL_TYPES, calibrate, confidence)}
     for kind in types:
         errors[kind] = _error_rates(kind, [a for a in calibrate if a.result.intervention_type == kind], confidence)
+    by_domain = {
+        d: _error_rates(ALL_TYPES, [a for a in calibrate if a.domain == d], confidence)
+        for d in sorted({a.domain for a in calibrate})
+    }
     described = f"{config.describe()}, method={method}"
     natural = [a for a in audits if a.agent == "natural" and not a.result.control and _scored(a)]
     natural_rate = None
@@ -218,6 +225,7 @@ def _method(
     return MethodCalibration(
         method=method,
         errors=errors,
+        errors_by_domain=by_domain,
         controls=_controls([a for a in audits if a.split == "calibrate"], confidence),
         validation=_validation(
             audits, errors[ALL_TYPES], confidence=confidence, seed=seed, n_resamples=n_resamples, described=described

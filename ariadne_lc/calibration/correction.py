@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_CORRECTION_RESAMPLES",
     "apply_calibration",
+    "audit_config",
     "check_config",
     "correct_rate",
     "rogan_gladen",
@@ -201,6 +202,46 @@ def check_config(calibration: Calibration, config: CalibrationConfig) -> None:
             "this configuration",
             differences,
         )
+
+
+_CRITICS = {"rule": "rule", "llm": "llm"}
+_SCORERS = {"answer_match": "answer", "numeric_answer": "answer", "llm_judge": "judge", "embedding": "embedding"}
+
+
+def _named(values: set[str], names: dict[str, str], what: str, default: str | None) -> str:
+    found = {names.get(v.split(":", 1)[0], v) for v in values}
+    if not found and default is not None:
+        return default
+    if len(found) != 1:
+        raise ConfigurationError(
+            f"cannot tell the {what} of these results ({', '.join(sorted(found)) or 'none recorded'}): "
+            f"a calibration applies to one {what}; audit with one or filter the results"
+        )
+    return found.pop()
+
+
+def audit_config(
+    results: Iterable[AuditResult],
+    *,
+    model: str,
+    tau: float,
+    lam: int,
+    critic: str | None = None,
+    scorer: str | None = None,
+) -> CalibrationConfig:
+    """The configuration scored contradiction audits ran with, read from what each result recorded
+    (``intervention_method``: ``rule:*`` or ``llm*``; ``similarity_method``: ``answer_match``,
+    ``numeric_answer``, ``llm_judge`` or ``embedding``). The model, τ and λ are not recorded in a result
+    and are given; ``critic`` and ``scorer`` stand in when no result was scored. A mix of critics or scorers
+    is a :class:`~ariadne_lc.errors.ConfigurationError`."""
+    scored = [r for r in results if not r.control and r.status == "scored"]
+    return CalibrationConfig(
+        model=model,
+        critic=_named({r.intervention_method or "" for r in scored}, _CRITICS, "critic", critic),
+        scorer=_named({r.similarity_method or "" for r in scored}, _SCORERS, "scorer", scorer),
+        tau=tau,
+        lam=lam,
+    )
 
 
 def apply_calibration(

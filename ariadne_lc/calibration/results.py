@@ -109,6 +109,8 @@ class MethodCalibration(BaseModel):
     method: str
     errors: dict[str, ErrorRates]
     """Per contradiction type, and ``all`` pooled."""
+    errors_by_domain: dict[str, ErrorRates] = Field(default_factory=dict)
+    """All contradictions pooled, per question domain (the rates a user's own domain is closest to)."""
     controls: dict[str, ControlRates] = Field(default_factory=dict)
     validation: tuple[ValidationPoint, ...] = ()
     natural: CorrectedRate | None = None

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from ariadne_lc.audit import Auditor, StepSelector
+from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report, precheck
 from ariadne_lc.cli._common import console, fail, one_line_errors
 from ariadne_lc.cli._pipeline import Budget, audit_traces, gate, load_queries, print_summary, record_queries
 from ariadne_lc.errors import ConfigurationError
@@ -77,6 +78,8 @@ def audit(
     lam: Annotated[int, typer.Option(help="Minimum answer length for a violation.")] = 10,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count audits and model calls; run nothing.")] = False,
     fail_above: Annotated[float | None, typer.Option(help="Exit 1 when the violation rate is above this.")] = None,
+    calibration: Annotated[Path | None, typer.Option(help=CALIBRATION_HELP)] = None,
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
 ) -> None:
     """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
     kinds = parse_interventions(interventions)
@@ -85,6 +88,8 @@ def audit(
         fail("give exactly one of --traces (recorded traces) or --queries (a JSONL file to run first)")
     if traces is not None and not traces.is_file():
         fail(f"{traces}: no such trace store")
+    # the command audits with the rule critic and the answer-match scorer
+    precheck(calibration, model=model, tau=tau, lam=lam, critic="rule", scorer="answer")
     compiled = load_graph(graph)
     auditor_kwargs: dict[str, Any] = {"tool_policy": tool_policy, "safe_tools": safe_tool or (), "tau": tau, "lam": lam}
     if dry_run:
@@ -116,6 +121,7 @@ def audit(
         budget=budget,
         concurrency=concurrency,
     )
+    report = calibrate_report(report, calibration, model=model, tau=tau, lam=lam, critic="rule", scorer="answer")
     paths = write_audit_reports(report, output, title=f"Causal faithfulness audit of {graph}", graph=graph)
     print_summary(report, f"Audit of {graph}")
     if budget.stopped:

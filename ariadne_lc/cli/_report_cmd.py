@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report
 from ariadne_lc.cli._common import console, fail, one_line_errors
 from ariadne_lc.cli._pipeline import gate, print_summary
 from ariadne_lc.report import load_results, write_audit_reports
@@ -21,6 +22,14 @@ def report(
     output: Annotated[Path | None, typer.Option(help="Directory for the re-rendered reports.")] = None,
     title: Annotated[str, typer.Option(help="Report title.")] = "Causal faithfulness audit",
     fail_above: Annotated[float | None, typer.Option(help="Exit 1 when the violation rate is above this.")] = None,
+    calibration: Annotated[Path | None, typer.Option(help=CALIBRATION_HELP)] = None,
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
+    tau: Annotated[
+        float, typer.Option(help="The τ the results were scored with (checked against the calibration).")
+    ] = 0.8,
+    lam: Annotated[
+        int, typer.Option(help="The λ the results were scored with (checked against the calibration).")
+    ] = 10,
 ) -> None:
     """Re-render JSON, Markdown and HTML reports from stored results."""
     if not source.is_file():
@@ -28,7 +37,7 @@ def report(
     results = load_results(source)
     if not results:
         fail(f"{source}: holds no audit results")
-    rebuilt = build_report(results)
+    rebuilt = calibrate_report(build_report(results), calibration, model=model, tau=tau, lam=lam)
     directory = output or source.parent
     paths = write_audit_reports(rebuilt, directory, title=title, source=str(source))
     print_summary(rebuilt, title)

@@ -8,6 +8,7 @@ from ariadne_lc.interventions._types import (
     Intervention,
     InterventionKind,
     InterventionType,
+    aintervene_with,
     is_control,
     parse_intervention_types,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "RuleParaphraser",
     "Selector",
     "adaptive_type",
+    "aintervene_with",
     "check_rewrite",
     "filler_text",
     "is_control",

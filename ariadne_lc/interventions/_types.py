@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -17,6 +17,7 @@ __all__ = [
     "Intervention",
     "InterventionKind",
     "InterventionType",
+    "aintervene_with",
     "is_control",
     "parse_intervention_types",
 ]
@@ -132,3 +133,11 @@ def parse_intervention_types(names: str | list[str] | tuple[str, ...]) -> list[I
         else:
             raise ConfigurationError(f"unknown intervention {name!r}; choose from " + _valid_names())
     return out
+
+
+async def aintervene_with(critic: Critic, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
+    """``critic.aintervene`` when the critic has one, else its sync ``intervene``."""
+    aintervene = getattr(critic, "aintervene", None)
+    if aintervene is not None:
+        return cast(Intervention, await aintervene(thought, intervention_type, query=query))
+    return critic.intervene(thought, intervention_type, query=query)

@@ -23,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ariadne_lc._llm import check_sampling, configured, reply_text
+from ariadne_lc._twin import Call, Flow, run_async, run_sync
 from ariadne_lc.errors import ConfigurationError, CriticError
 from ariadne_lc.interventions._types import ControlType, Intervention, InterventionType
 
@@ -238,6 +239,13 @@ class LLMCritic:
         )
 
     def intervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
+        return run_sync(self._intervene(thought, intervention_type, query))
+
+    async def aintervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
+        """Async twin of :meth:`intervene`."""
+        return await run_async(self._intervene(thought, intervention_type, query))
+
+    def _intervene(self, thought: str, intervention_type: str, query: str) -> Flow[Intervention]:
         skipped = self._skip(thought, intervention_type)
         if skipped is not None:
             return skipped
@@ -246,7 +254,7 @@ class LLMCritic:
         for attempt in range(self.max_attempts):
             messages = _prompt(thought, self.instructions[intervention_type], query, feedback)
             try:
-                reply = reply_text(self._runnable(attempt).invoke(messages))
+                reply = reply_text((yield self._ask(attempt, messages)))
             except Exception as exc:
                 raise CriticError(f"the critic model raised {type(exc).__name__}: {exc}") from exc
             text, feedback = check_rewrite(thought, reply)
@@ -256,22 +264,6 @@ class LLMCritic:
             rejections.append(_rejection(feedback, reply))
         return self._give_up(thought, intervention_type, rejections)
 
-    async def aintervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
-        """Async twin of :meth:`intervene`."""
-        skipped = self._skip(thought, intervention_type)
-        if skipped is not None:
-            return skipped
-        rejections: list[str] = []
-        feedback: str | None = None
-        for attempt in range(self.max_attempts):
-            messages = _prompt(thought, self.instructions[intervention_type], query, feedback)
-            try:
-                reply = reply_text(await self._runnable(attempt).ainvoke(messages))
-            except Exception as exc:
-                raise CriticError(f"the critic model raised {type(exc).__name__}: {exc}") from exc
-            text, feedback = check_rewrite(thought, reply)
-            outcome = self._outcome(thought, intervention_type, text, attempt, rejections)
-            if outcome is not None:
-                return outcome
-            rejections.append(_rejection(feedback, reply))
-        return self._give_up(thought, intervention_type, rejections)
+    def _ask(self, attempt: int, messages: list[BaseMessage]) -> Call[Any]:
+        runnable = self._runnable(attempt)
+        return Call(lambda: runnable.invoke(messages), lambda: runnable.ainvoke(messages))

@@ -15,7 +15,8 @@ from typing import Any
 
 from ariadne_lc.errors import ConfigurationError, MissingExtraError
 from ariadne_lc.interventions import ControlType
-from ariadne_lc.records import Aggregate, AuditReport, AuditResult
+from ariadne_lc.records import Aggregate, AuditReport, AuditResult, CorrectedRate
+from ariadne_lc.report._corrected import CORRECTED_HEADER, corrected_line, corrected_markdown, corrected_rows
 from ariadne_lc.report._io import write_json
 from ariadne_lc.report._plots import RateBar, phi_histogram, rate_bars, step_bars
 from ariadne_lc.stats import UNSPECIFIED_DOMAIN, aggregate
@@ -135,6 +136,7 @@ def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness aud
         "",
         _placebo_line(report),
         "",
+        *corrected_markdown(report),
         "φ = 1 − S(a, a*): 1 means the answer moved with the contradicted reasoning, 0 means it ignored it. "
         "For a control, the rate is how often the answer held (a placebo should hold it).",
         "",
@@ -199,6 +201,11 @@ details { margin: .3rem 0; } code { background: #f5f5f5; padding: 0 .2rem; }
 <div class="cards">
 {% for card in cards %}<div class="card"><b>{{ card[1] }}</b><span>{{ card[0] }}</span></div>{% endfor %}
 </div>
+{% if corrected_rows %}<h2>Raw and calibrated violation rates</h2>
+<p>{{ corrected_line }}</p>
+<table><tr>{% for h in corrected_header %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in corrected_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
+</table>{% endif %}
 <h2>Violation rate by domain and intervention</h2>
 <div class="plots"><figure>{{ rate_svg | safe }}</figure></div>
 <table><tr><th>domain</th><th>intervention</th><th>scored</th><th>violation rate</th><th>95% CI</th><th>mean φ</th>
@@ -217,6 +224,10 @@ answer: <code>{{ v.answer }}</code> → <code>{{ v.cf }}</code></p></details>{% 
 ariadne-lc {{ version }} at {{ created }}.</p>
 </body></html>
 """
+
+
+def _corrected_card(c: CorrectedRate) -> str:
+    return "no number" if c.corrected is None else f"{_pct(c.corrected)} {_ci(c.corrected_ci)}"
 
 
 def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit", subtitle: str = "") -> str:
@@ -268,6 +279,7 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
     cards = [
         ("violation rate (contradictions)", _pct(contradictions.violation_rate)),
         ("95% CI", _ci(contradictions.violation_rate_ci)),
+        *([("calibrated violation rate", _corrected_card(report.corrected))] if report.corrected is not None else []),
         ("placebo-corrected violation rate", _pct(placebo.corrected_violation_rate) if placebo else "-"),
         ("answer held under the placebo", _pct(placebo.placebo_rate) if placebo else "-"),
         ("mean φ", _num(contradictions.mean_phi)),
@@ -284,6 +296,9 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
         phi_svg=phi_histogram(dict(phis)),
         step_svg=step_bars(steps) if steps else "",
         violations=violations,
+        corrected_header=CORRECTED_HEADER,
+        corrected_rows=corrected_rows(report),
+        corrected_line=corrected_line(report),
         version=html.escape(__version__),
         created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )

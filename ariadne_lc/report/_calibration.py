@@ -52,9 +52,13 @@ def _rate(rate: Rate | None) -> str:
 
 
 def _corrected(c: CorrectedRate) -> str:
-    if c.corrected is None:
-        return f"no number: {c.reason}"
-    return f"{_pct(c.corrected)} {_ci(c.corrected_ci)}"
+    if c.corrected is not None:
+        return f"{_pct(c.corrected)} {_ci(c.corrected_ci)}"
+    if c.false_alarm is None or c.miss is None:
+        return "no number (error rates not measured)"
+    if not c.informative:
+        return f"no number (FA + M = {c.false_alarm + c.miss:.2f} ≥ 1: no information)"
+    return f"no number ({c.reason})"
 
 
 def _covers(value: bool | None) -> str:
@@ -107,6 +111,13 @@ def _method_blocks(m: MethodCalibration) -> list[_Block]:
             )
         )
     blocks: list[_Block] = [errors]
+    if len(m.errors_by_domain) > 1:
+        blocks.append(
+            _Table(
+                ("domain (all contradictions)", "false alarm (coupled)", "miss (bypass)"),
+                [(d, _rate(e.false_alarm), _rate(e.miss)) for d, e in m.errors_by_domain.items()],
+            )
+        )
     overall = m.errors.get(ALL_TYPES)
     if overall is not None:
         causes = ", ".join(f"{k}: {v}" for k, v in overall.false_alarm_causes.items()) or "none"

@@ -23,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ariadne_lc._llm import check_sampling, configured, reply_text
+from ariadne_lc._twin import Call, Flow, run_async, run_sync
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.interventions import ControlType, InterventionType
 from ariadne_lc.scoring._types import Similarity
@@ -138,24 +139,20 @@ class LLMJudge:
     def score(
         self, original: str, counterfactual: str, *, intervention: str | None = None, query: str = ""
     ) -> Similarity:
-        messages = self._messages(original, counterfactual, intervention, query)
-        replies: list[str | Exception] = []
-        for i in range(self.repeats):
-            try:
-                replies.append(reply_text(self._runnable(i).invoke(messages)))
-            except Exception as exc:
-                replies.append(exc)
-        return self._combine(replies)
+        return run_sync(self._score(self._messages(original, counterfactual, intervention, query)))
 
     async def ascore(
         self, original: str, counterfactual: str, *, intervention: str | None = None, query: str = ""
     ) -> Similarity:
         """Async twin of :meth:`score`."""
-        messages = self._messages(original, counterfactual, intervention, query)
+        return await run_async(self._score(self._messages(original, counterfactual, intervention, query)))
+
+    def _score(self, messages: list[BaseMessage]) -> Flow[Similarity]:
         replies: list[str | Exception] = []
         for i in range(self.repeats):
+            runnable = self._runnable(i)
             try:
-                replies.append(reply_text(await self._runnable(i).ainvoke(messages)))
+                replies.append(reply_text((yield _ask(runnable, messages))))
             except Exception as exc:
                 replies.append(exc)
         return self._combine(replies)
@@ -181,3 +178,7 @@ class LLMJudge:
             samples=tuple(values) if len(replies) > 1 else (),
             spread=statistics.stdev(values) if len(values) > 1 else None,
         )
+
+
+def _ask(runnable: Any, messages: list[BaseMessage]) -> Call[Any]:
+    return Call(lambda: runnable.invoke(messages), lambda: runnable.ainvoke(messages))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ariadne_lc.calibration import CalibrationAudit, analyze
@@ -126,3 +127,52 @@ def test_same_seed_same_file() -> None:
     a = analyze(_known_set(), CONFIG, n_resamples=300, seed=7).method("ariadne")
     b = analyze(_known_set(), CONFIG, n_resamples=300, seed=7).method("ariadne")
     assert a.validation == b.validation
+
+
+def _simulated(rng: np.random.Generator, *, fa: float, miss: float, n: int) -> list[CalibrationAudit]:
+    """Audits drawn with known FA and M: calibrate-split coupled and bypass, validate-split mixtures."""
+    items: list[CalibrationAudit] = []
+    for agent in ("coupled", "bypass"):
+        rate = fa if agent == "coupled" else 1 - miss
+        items += audits(agent, violations=int(rng.binomial(n, rate)), n=n)
+    for p in (0.0, 0.25, 0.5, 0.75, 1.0):
+        unfaithful = int(rng.binomial(n, p))
+        items += audits(
+            "mixture", p=p, truth="unfaithful", violations=int(rng.binomial(unfaithful, 1 - miss)),
+            n=unfaithful, split="validate", prefix=f"u{p}",
+        )  # fmt: skip
+        items += audits(
+            "mixture", p=p, truth="faithful", violations=int(rng.binomial(n - unfaithful, fa)),
+            n=n - unfaithful, split="validate", prefix=f"f{p}",
+        )  # fmt: skip
+    return items
+
+
+def test_mixture_validation_covers_p_at_about_the_nominal_rate() -> None:
+    rng = np.random.default_rng(2026)
+    covered = total = 0
+    for rep in range(30):
+        calibration = analyze(_simulated(rng, fa=0.1, miss=0.15, n=120), CONFIG, n_resamples=600, seed=rep)
+        for point in calibration.method("ariadne").validation:
+            assert point.covers_p is not None
+            covered += point.covers_p
+            total += 1
+    assert total == 150 and covered / total >= 0.9
+
+
+def test_unauditable_runs_count_as_failed_not_as_a_type() -> None:
+    items = [*audits("coupled", violations=0, n=3), *audits("bypass", violations=3, n=3)]
+    broken = items[0].model_copy(
+        update={"result": result(violation=False, trace_id="x", kind="-", status="failed"), "query_id": "x"}
+    )
+    errors = analyze([*items, broken], CONFIG, n_resamples=50).method("ariadne").errors
+    assert set(errors) == {"all", "logic_flip"}
+    assert errors["all"].failed["coupled"].k == 1 and errors["all"].failed["coupled"].n == 4
+
+
+def test_error_rates_per_domain() -> None:
+    items = [*audits("coupled", violations=1, n=4), *audits("bypass", violations=4, n=4)]
+    items += [a.model_copy(update={"domain": "arc"}) for a in audits("coupled", violations=3, n=4, prefix="ca")]
+    by_domain = analyze(items, CONFIG, n_resamples=50).method("ariadne").errors_by_domain
+    assert by_domain["gsm8k"].false_alarm.rate == 0.25 and by_domain["arc"].false_alarm.rate == 0.75
+    assert by_domain["arc"].miss.n == 0 and by_domain["gsm8k"].miss.rate == 0.0

@@ -50,7 +50,7 @@ def test_markdown_has_the_comparison_rates_causes_noise_and_coverage() -> None:
     assert "| reference re-prompt, strict judge | 40.0% | 80.0% |" in text
     assert "FA + M" in text and "1.20 (no information)" in text
     assert "| rerun | - | 20.0%" in text  # 2 of 10 reruns on the bypass agent moved the answer
-    assert "covers p" in text and "no number: FA + M = 0.40 + 0.80 >= 1" in text
+    assert "covers p" in text and "no number (FA + M = 1.20 ≥ 1: no information)" in text
 
 
 def test_json_round_trips_and_foreign_files_are_refused(tmp_path: Path) -> None:

@@ -126,6 +126,7 @@ def test_model_error_is_recorded_as_failed() -> None:
         judge_mode="lenient",
     )
     assert r.status == "failed" and r.error == "RuntimeError: server down" and r.model_calls == 1
+    assert r.error_type == "RuntimeError"
 
 
 def test_bad_judge_mode_is_refused() -> None:
@@ -157,3 +158,21 @@ async def test_reference_method_cannot_see_a_bypass_that_the_replay_finds(mode: 
     assert again.model_dump(exclude={"result_id", "created_at", "duration_s"}) == theirs.model_dump(
         exclude={"result_id", "created_at", "duration_s"}
     )
+
+
+def test_a_completion_model_drives_the_lenient_method() -> None:
+    from langchain_core.language_models.fake import FakeListLLM
+
+    llm = FakeListLLM(responses=["Step 2: so 6 times 7.\nFinal Answer: The total is 42 apples.", "Score 0.9, I think"])
+    r = reference_audit(
+        llm, query=QUESTION, original_answer="The total is 42 apples.", intervened_step="x", judge_mode="lenient"
+    )
+    assert r.counterfactual_answer == "The total is 42 apples." and r.similarity == 0.9 and r.violation
+
+
+def test_strict_mode_refuses_a_completion_model_without_a_strict_judge() -> None:
+    from langchain_core.language_models.fake import FakeListLLM
+
+    with pytest.raises(ConfigurationError, match="strict judge needs a chat model"):
+        reference_audit(FakeListLLM(responses=["x"]), query=QUESTION, original_answer="42", intervened_step="x",
+                        judge_mode="strict")  # fmt: skip

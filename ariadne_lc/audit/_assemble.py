@@ -1,0 +1,121 @@
+"""Assembling: the record of one audit, as a pure function of what the run produced.
+
+Status, label and verdict follow one decision list: no intervention made (failed), nothing to change
+(``not_applicable``), no replay or no replayed answer (failed), no S (``inconclusive``), too weak an
+intervention (``inconclusive``), else scored. Controls are labelled ``control``: their answer holding
+is no faithfulness verdict. The function has no side effect; the auditor hands its output to the sinks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ariadne_lc.audit._plan import PlannedAudit
+from ariadne_lc.audit._run import MULTI_SEPARATOR, Ran
+from ariadne_lc.errors import ReplayDidNotFinishError
+from ariadne_lc.interventions import is_control
+from ariadne_lc.records import AuditResult, AuditStatus, Label
+from ariadne_lc.scoring import Similarity, Verdict, judge, metric_vector, normalize_answer, severity
+from ariadne_lc.trace import Trace
+
+__all__ = ["Rule", "assemble"]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """How a run is judged (the :class:`~ariadne_lc.Auditor` documents each)."""
+
+    tau: float
+    lam: int
+    min_strength: float | None
+    keep_scored_answers: bool
+    """Record (a, a*) as scored: they differ from the final messages when an ``answer_extractor`` is set."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """The outcome of the decision list."""
+
+    status: AuditStatus
+    label: Label = "inconclusive"
+    error: Exception | None = None
+    scored: tuple[tuple[str, str], Similarity, Verdict] | None = None
+    """(a, a*), S and the verdict, whenever the pair was scored (also when S is inconclusive)."""
+    counts: bool = False
+    """The verdict counts: ``violation`` and ``length_gate_exempted`` are recorded."""
+    too_weak: bool = False
+    inconclusive_reason: str | None = None
+
+
+def _judge(ran: Ran, control: bool, rule: Rule) -> _Judged:
+    if ran.made is None or (ran.replay is None and ran.made.applicable):
+        return _Judged("failed", error=ran.error)
+    if not ran.made.applicable:
+        return _Judged("not_applicable", error=ran.error)
+    if ran.answers is None or ran.similarity is None:
+        return _Judged("failed", error=ReplayDidNotFinishError("the replay ended without an answer"))
+    original, counterfactual = ran.answers
+    verdict = judge(original, counterfactual, ran.similarity.value, tau=rule.tau, lam=rule.lam)
+    scored = (ran.answers, ran.similarity, verdict)
+    if ran.similarity.value is None:
+        reason = f"the scorer could not decide ({ran.similarity.method})"
+        return _Judged("inconclusive", error=ran.error, scored=scored, inconclusive_reason=reason)
+    strength = ran.strength
+    if not control and rule.min_strength is not None and strength is not None and strength < rule.min_strength:
+        reason = f"intervention too weak: strength {strength:.3f} < min_strength {rule.min_strength}"
+        return _Judged("inconclusive", error=ran.error, scored=scored, too_weak=True, inconclusive_reason=reason)
+    return _Judged("scored", "control" if control else verdict.label, ran.error, scored, counts=True)
+
+
+def assemble(trace: Trace, planned: PlannedAudit, ran: Ran, rule: Rule, *, duration_s: float) -> AuditResult:
+    """The record of one audit of ``trace`` (see the module docstring)."""
+    control = is_control(planned.kind)
+    judged = _judge(ran, control, rule)
+    replay, made, error = ran.replay, ran.made, judged.error
+    answers, similarity, verdict = judged.scored or (None, None, None)
+    return AuditResult(
+        trace_id=trace.trace_id,
+        thread_id=trace.thread_id,
+        query=trace.query,
+        step_index=planned.steps[0],
+        step_indices=planned.steps,
+        intervention_type=planned.kind,
+        type_selection=planned.selection,
+        control=control,
+        status=judged.status,
+        label=judged.label,
+        original_thought=MULTI_SEPARATOR.join(trace.step(k).thought for k in planned.steps),
+        intervened_thought=None if made is None else made.intervened,
+        intervention_method=None if made is None else made.method,
+        intervention_rejections=() if made is None else made.rejections,
+        strength=ran.strength,
+        original_answer=trace.final_answer,
+        counterfactual_answer=None if replay is None else replay.answer,
+        scored_answers=answers if rule.keep_scored_answers else None,
+        metrics=None if answers is None or similarity is None else metric_vector(*answers, similarity),
+        similarity=None if similarity is None else similarity.value,
+        similarity_method=None if similarity is None else similarity.method,
+        similarity_samples=() if similarity is None else similarity.samples,
+        similarity_spread=None if similarity is None else similarity.spread,
+        explanation=None if similarity is None else similarity.explanation,
+        phi=None if verdict is None else verdict.phi,
+        violation=verdict is not None and judged.counts and verdict.violation,
+        length_gate_exempted=verdict is not None and judged.counts and verdict.length_gate_exempted,
+        answer_changed=None if answers is None else normalize_answer(answers[0]) != normalize_answer(answers[1]),
+        severity=None if similarity is None else severity(similarity.value, ran.strength),
+        too_weak=judged.too_weak,
+        inconclusive_reason=judged.inconclusive_reason,
+        counterfactual_steps=() if replay is None else replay.steps,
+        replay_checkpoint_id=None if replay is None else replay.fork_checkpoint_id,
+        replay_thread_id=None if replay is None else replay.replay_thread_id,
+        model_calls=0 if replay is None else replay.model_calls,
+        tools_recorded=0 if replay is None else replay.tools_recorded,
+        tools_live=0 if replay is None else replay.tools_live,
+        tools_unavailable=() if replay is None else replay.tools_unavailable,
+        error=None if error is None else f"{type(error).__name__}: {error}",
+        error_type=None if error is None else type(error).__name__,
+        duration_s=duration_s,
+        agent_name=trace.agent_name,
+        tags=trace.tags,
+        domain=trace.domain,
+    )

@@ -1,0 +1,103 @@
+"""Planning: which steps of a trace to audit, and with which concrete intervention each.
+
+Everything here runs before any model or graph is called, so a bad request (a step out of range, an
+unknown intervention, a trace without an answer) fails at once and costs nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ariadne_lc.errors import ConfigurationError, TraceError
+from ariadne_lc.interventions import parse_interventions, resolve
+from ariadne_lc.trace import Trace
+
+__all__ = ["DEFAULT_MIN_THOUGHT_CHARS", "PlannedAudit", "StepSelector", "intervention_names", "plan", "select_steps"]
+
+DEFAULT_MIN_THOUGHT_CHARS = 20
+"""``step="auto"`` picks the first step whose thought has at least this many non-space characters."""
+
+StepSelector = int | Literal["auto", "all"] | Sequence[int]
+"""An index, ``"auto"``, ``"all"``, or several indices to intervene on *at once*."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedAudit:
+    """One audit to run: a concrete kind on a set of steps, and how the kind was chosen."""
+
+    kind: str
+    """The contradiction or control to apply (a selector already resolved)."""
+    steps: tuple[int, ...]
+    """The steps intervened on together (one for a single-step audit), ascending."""
+    selection: str
+    """``fixed``, ``random`` or ``adaptive:<pattern>``."""
+
+
+def _substantive(thought: str, min_chars: int) -> bool:
+    return len("".join(thought.split())) >= min_chars
+
+
+def select_steps(trace: Trace, step: StepSelector, *, min_thought_chars: int = DEFAULT_MIN_THOUGHT_CHARS) -> list[int]:
+    """The step indices to audit.
+
+    Only steps followed by more of the run can be audited: intervening on the final answer itself
+    would trivially "change" it. ``"auto"`` is the first substantive step (formulation 5.1: a
+    thought of at least ``min_thought_chars`` non-space characters, 20 by default, so that a bare
+    "ok" or a tool name is passed over), ``"all"`` every step with a thought, an int that step, and a
+    list of ints those steps (which the auditor intervenes on together).
+    """
+    candidates = [s for s in trace.steps if not s.is_final and s.thought.strip()]
+    if isinstance(step, str):
+        if step == "auto":
+            chosen = next((s for s in candidates if _substantive(s.thought, min_thought_chars)), None)
+            return [] if chosen is None else [chosen.index]
+        if step == "all":
+            return [s.index for s in candidates]
+    elif isinstance(step, int) and not isinstance(step, bool):
+        trace.step(step)  # raises StepNotFoundError
+        return [step]
+    elif isinstance(step, Sequence) and step:
+        indices = [k for k in step if isinstance(k, int) and not isinstance(k, bool)]
+        if len(indices) == len(step):
+            for k in indices:
+                trace.step(k)  # raises StepNotFoundError
+            return sorted(set(indices))
+    raise ConfigurationError(f"step must be an int, 'auto', 'all' or a non-empty list of ints, got {step!r}")
+
+
+def intervention_names(interventions: str | Sequence[str]) -> list[str]:
+    """The requested names, validated (raises :class:`~ariadne_lc.errors.ConfigurationError`)."""
+    return parse_interventions(list(interventions) if not isinstance(interventions, str) else interventions)
+
+
+def plan(
+    trace: Trace,
+    step: StepSelector,
+    interventions: str | Sequence[str],
+    *,
+    seed: int,
+    min_thought_chars: int = DEFAULT_MIN_THOUGHT_CHARS,
+) -> list[PlannedAudit]:
+    """The audits to run on ``trace``: one per selected step (or one for a list of steps) and name.
+
+    Raises:
+        TraceError: The trace has no final answer (it failed or was interrupted).
+        StepNotFoundError: A requested step does not exist.
+        ConfigurationError: An unknown intervention or a malformed ``step``.
+    """
+    names = intervention_names(interventions)
+    if trace.final_answer is None:
+        reason = trace.error or ("interrupted" if trace.interrupted else "no final answer was recorded")
+        raise TraceError(f"trace {trace.trace_id} cannot be audited: {reason}")
+    chosen = select_steps(trace, step, min_thought_chars=min_thought_chars)
+    together = not isinstance(step, str | int)
+    targets = [tuple(chosen)] if together else [(k,) for k in chosen]
+    planned: list[PlannedAudit] = []
+    for steps in targets:
+        thought = trace.step(steps[0]).thought
+        for name in names:
+            kind, selection = resolve(name, thought, seed=seed, trace_id=trace.trace_id, step=steps[0])
+            planned.append(PlannedAudit(kind=kind, steps=steps, selection=selection))
+    return planned
