@@ -4,10 +4,17 @@ Record live runs with :class:`AriadneCallbackHandler`, audit them with :class:`A
 step, replay the agent's own graph from its checkpoint in an isolated thread, score how far the
 answer moved), and read the scores as OpenTelemetry spans next to the agent trace. Audit a sample of
 live traffic in the background with :class:`OnlineAuditor`.
+
+The top level holds what wrapping an agent needs: the handler, the stores, the auditors, the critics
+and scorers, the results and the errors. Everything else lives in its module: the records and the
+statistics' return types in :mod:`ariadne_lc.records`, the trace's parts in :mod:`ariadne_lc.trace`,
+sinks and step selection in :mod:`ariadne_lc.audit`, the replayer in :mod:`ariadne_lc.replay`, the
+online machinery in :mod:`ariadne_lc.online`. Importing the package loads neither scipy nor numpy
+(statistics import them when they first compute) nor the CLI's typer and rich.
 """
 
 from ariadne_lc._version import __version__
-from ariadne_lc.audit import Auditor, select_steps
+from ariadne_lc.audit import Auditor
 from ariadne_lc.errors import (
     AriadneError,
     ConfigurationError,
@@ -23,26 +30,10 @@ from ariadne_lc.errors import (
     TraceError,
     TraceNotFoundError,
 )
-from ariadne_lc.interventions import (
-    ControlType,
-    Intervention,
-    InterventionType,
-    LLMCritic,
-    RuleCritic,
-    RuleParaphraser,
-)
-from ariadne_lc.online import JobState, JobStore, OnlineAuditor, OnlineStats, RunFilter, ShutdownReport, SQLiteJobStore
+from ariadne_lc.interventions import ControlType, InterventionType, LLMCritic, RuleCritic, RuleParaphraser
+from ariadne_lc.online import OnlineAuditor
 from ariadne_lc.recorder import AriadneCallbackHandler
-from ariadne_lc.records import (
-    Aggregate,
-    AuditReport,
-    AuditResult,
-    PlaceboComparison,
-    Redundancy,
-    SimilarityMetrics,
-    StepContribution,
-)
-from ariadne_lc.replay import Replayer, ReplayResult, ToolPolicy
+from ariadne_lc.records import AuditReport, AuditResult
 from ariadne_lc.scoring import (
     AnswerMatchScorer,
     ByLengthScorer,
@@ -50,7 +41,6 @@ from ariadne_lc.scoring import (
     FirstConclusiveScorer,
     LLMJudge,
     NumericAnswerScorer,
-    Similarity,
 )
 from ariadne_lc.store import (
     InMemoryResultStore,
@@ -60,10 +50,9 @@ from ariadne_lc.store import (
     SQLiteTraceStore,
     TraceStore,
 )
-from ariadne_lc.trace import CheckpointRef, SpanRef, Step, ToolCall, Trace
+from ariadne_lc.trace import Trace
 
 __all__ = [
-    "Aggregate",
     "AnswerMatchScorer",
     "AriadneCallbackHandler",
     "AriadneError",
@@ -71,7 +60,6 @@ __all__ = [
     "AuditResult",
     "Auditor",
     "ByLengthScorer",
-    "CheckpointRef",
     "ConfigurationError",
     "ControlType",
     "CriticError",
@@ -79,10 +67,7 @@ __all__ = [
     "FirstConclusiveScorer",
     "InMemoryResultStore",
     "InMemoryTraceStore",
-    "Intervention",
     "InterventionType",
-    "JobState",
-    "JobStore",
     "LLMCritic",
     "LLMJudge",
     "MissingExtraError",
@@ -91,34 +76,18 @@ __all__ = [
     "NotReplayableError",
     "NumericAnswerScorer",
     "OnlineAuditor",
-    "OnlineStats",
-    "PlaceboComparison",
-    "Redundancy",
     "ReplayDidNotFinishError",
     "ReplayError",
-    "ReplayResult",
-    "Replayer",
     "ResultStore",
     "RuleCritic",
     "RuleParaphraser",
-    "RunFilter",
-    "SQLiteJobStore",
     "SQLiteResultStore",
     "SQLiteTraceStore",
-    "ShutdownReport",
-    "Similarity",
-    "SimilarityMetrics",
-    "SpanRef",
-    "Step",
-    "StepContribution",
     "StepNotFoundError",
     "StoreError",
-    "ToolCall",
-    "ToolPolicy",
     "Trace",
     "TraceError",
     "TraceNotFoundError",
     "TraceStore",
     "__version__",
-    "select_steps",
 ]

@@ -3,7 +3,8 @@
 Only *scored* results enter rates and means: an intervention that was not applicable, a replay that
 failed and an inconclusive score are counted beside them, never folded in as zeros.
 
-Intervals (all seeded, all from scipy):
+Intervals (all seeded, all from scipy, which is imported when the first interval is computed so that
+``import ariadne_lc`` stays light):
 
 - **Violation rates**: Wilson score interval (``scipy.stats.binomtest(...).proportion_ci``). It treats
   audits as independent trials; when one query has several audits, read it beside the bootstrap.
@@ -40,9 +41,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
 from typing import Any
-
-import numpy as np
-from scipy.stats import binomtest, bootstrap, permutation_test
 
 from ariadne_lc.interventions import CONTRADICTIONS, ControlType
 from ariadne_lc.records import (
@@ -94,11 +92,15 @@ def wilson_interval(successes: int, n: int, confidence: float = DEFAULT_CONFIDEN
     """The Wilson score interval of a proportion; ``None`` when there are no trials."""
     if n == 0:
         return None
+    from scipy.stats import binomtest
+
     ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
 
 
 def _pooled_mean(sums: Any, counts: Any, axis: int = -1) -> Any:
+    import numpy as np
+
     return np.sum(sums, axis=axis) / np.sum(counts, axis=axis)
 
 
@@ -116,6 +118,9 @@ def cluster_bootstrap_mean(
     groups = [list(v) for v in clusters.values() if len(v)]
     if len(groups) < 2:
         return None
+    import numpy as np
+    from scipy.stats import bootstrap
+
     sums = np.array([sum(g) for g in groups], dtype=float)
     counts = np.array([len(g) for g in groups], dtype=float)
     means = sums / counts
@@ -189,6 +194,8 @@ def aggregate(
 
 
 def _paired_difference(x: Any, y: Any, axis: int = -1) -> Any:
+    import numpy as np
+
     return np.mean(x, axis=axis) - np.mean(y, axis=axis)
 
 
@@ -217,6 +224,9 @@ def placebo_comparison(
             p_value=None,
             test=PAIRED_TEST,
         )
+    import numpy as np
+    from scipy.stats import permutation_test
+
     vq = np.array([fmean(v[q]) for q in paired])
     pq = np.array([fmean(p[q]) for q in paired])
     d = pq - vq

@@ -13,7 +13,6 @@ Examples:
 
 from __future__ import annotations
 
-import ast
 import itertools
 import operator
 import re
@@ -28,6 +27,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, tool
 from pydantic import ConfigDict, PrivateAttr
+
+from ariadne_lc._arithmetic import evaluate
 
 __all__ = [
     "Reply",
@@ -94,29 +95,10 @@ class ScriptedChatModel(BaseChatModel):
         return self
 
 
-_OPS: dict[type[ast.operator], Callable[[float, float], float]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-}
-
-
-def _evaluate(node: ast.expr) -> float:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        return float(node.value)
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-        return _OPS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_evaluate(node.operand)
-    raise ValueError("only numbers and + - * / are allowed")
-
-
 @tool
 def calculator(expression: str) -> str:
     """Evaluate an arithmetic expression with + - * / and parentheses."""
-    value = _evaluate(ast.parse(expression, mode="eval").body)
-    return f"{value:g}"
+    return f"{evaluate(expression):g}"
 
 
 _NUMBERS = re.compile(r"-?\d+(?:\.\d+)?")

@@ -15,10 +15,9 @@ from ariadne_lc import (
     NoCheckpointerError,
     NoThoughtError,
     NotReplayableError,
-    Replayer,
     StepNotFoundError,
 )
-from ariadne_lc.replay import UNAVAILABLE_TOOL_MESSAGE
+from ariadne_lc.replay import UNAVAILABLE_TOOL_MESSAGE, Replayer
 from ariadne_lc.testing import ScriptedChatModel, faithful_arithmetic_model
 from tests.helpers import QUESTION, build_agent, record
 

@@ -8,11 +8,10 @@ import pytest
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ariadne_lc import ConfigurationError, Replayer
-from ariadne_lc.replay import EARLY_ANSWER_TOOL_MESSAGE
+from ariadne_lc import ConfigurationError
+from ariadne_lc.replay import EARLY_ANSWER_TOOL_MESSAGE, Replayer
 from ariadne_lc.testing import faithful_arithmetic_model
-from tests.agents import FIRST, SECOND, TWO_STEP_QUESTION, two_step_model
-from tests.helpers import build_agent, record
+from tests.helpers import FIRST, SECOND, TWO_STEP_QUESTION, build_agent, record, two_step_model
 
 
 def _history(graph: Any, thread: str = "t-1") -> list[Any]:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, bootstrap
 
-from ariadne_lc import AuditReport, AuditResult, Trace
+from ariadne_lc import AuditReport, AuditResult
 from ariadne_lc.stats import (
     DEFAULT_N_RESAMPLES,
     aggregate,
@@ -160,12 +160,6 @@ def test_step_contributions_rank_steps_and_give_the_redundancy_ratio() -> None:
     assert red.ranking["t2"][0].ccs == pytest.approx(0.5) and red.ranking["t2"][0].audits == 1
     assert (red.steps, red.redundant, red.threshold) == (3, 1, 0.1)
     assert red.rrr == pytest.approx(1 / 3) and red.rrr_ci == wilson_interval(1, 3)
-
-
-def test_domain_from_metadata_or_tag() -> None:
-    assert Trace(trace_id="t", tags=("x", "domain:science")).domain == "science"
-    assert Trace(trace_id="t", tags=("domain:science",), metadata={"domain": "math"}).domain == "math"
-    assert Trace(trace_id="t", tags=("x",), metadata={"domain": 3}).domain is None
 
 
 def test_report_breakdowns_and_json_round_trip() -> None:

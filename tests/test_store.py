@@ -15,16 +15,13 @@ from ariadne_lc import (
     InMemoryResultStore,
     InMemoryTraceStore,
     ResultStore,
-    SpanRef,
     SQLiteResultStore,
     SQLiteTraceStore,
-    Step,
-    ToolCall,
     Trace,
     TraceNotFoundError,
     TraceStore,
 )
-from ariadne_lc.trace import CheckpointRef
+from ariadne_lc.trace import CheckpointRef, SpanRef, Step, ToolCall
 
 
 def _trace(i: int, thread: str = "t") -> Trace:

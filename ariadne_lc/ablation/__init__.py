@@ -1,7 +1,6 @@
 """FaithCheck-style step ablation over JSONL task suites: CCS per step and the redundancy ratio RRR."""
 
 from ariadne_lc.ablation.runner import (
-    DEFAULT_RRR_THRESHOLD,
     AblationPlan,
     AblationReport,
     AblationRunner,
@@ -16,7 +15,6 @@ from ariadne_lc.ablation.runner import (
 from ariadne_lc.ablation.suite import CotStep, TaskItem, iter_suite, load_suite
 
 __all__ = [
-    "DEFAULT_RRR_THRESHOLD",
     "AblationPlan",
     "AblationReport",
     "AblationRunner",

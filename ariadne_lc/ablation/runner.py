@@ -25,10 +25,9 @@ from ariadne_lc.ablation.suite import TaskItem
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.scoring.answer import extract_number, extract_option, normalize_answer
 from ariadne_lc.scoring.lexical import jaccard
-from ariadne_lc.stats import wilson_interval
+from ariadne_lc.stats import DEFAULT_RRR_THRESHOLD, wilson_interval
 
 __all__ = [
-    "DEFAULT_RRR_THRESHOLD",
     "AblationPlan",
     "AblationReport",
     "AblationRunner",
@@ -41,8 +40,6 @@ __all__ = [
     "format_prompt",
 ]
 
-DEFAULT_RRR_THRESHOLD = 0.1
-"""A step whose CCS is below this is counted as redundant (FaithCheck's default)."""
 CHARS_PER_TOKEN = 4
 """Token estimate for dry runs and cost budgets (a common rule of thumb for English)."""
 

@@ -1,8 +1,17 @@
-"""The ``ariadne-lc`` command: audit agents, ablate task suites, render reports."""
+"""The ``ariadne-lc`` command: audit agents, ablate task suites, render reports.
+
+It needs the ``cli`` extra (typer, rich); ``import ariadne_lc`` never loads it.
+"""
 
 from __future__ import annotations
 
-import typer
+from ariadne_lc.errors import MissingExtraError
+
+try:
+    import rich  # noqa: F401  (the commands' output)
+    import typer
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess by tests/cli
+    raise MissingExtraError("the ariadne-lc command", "cli") from exc
 
 from ariadne_lc.cli._ablate import ablate
 from ariadne_lc.cli._audit_cmd import audit

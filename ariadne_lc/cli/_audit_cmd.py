@@ -13,7 +13,7 @@ import typer
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report, precheck
 from ariadne_lc.cli._common import console, fail, one_line_errors
-from ariadne_lc.cli._pipeline import Budget, audit_traces, gate, load_queries, print_summary, record_queries
+from ariadne_lc.cli._pipeline import CallBudget, audit_traces, gate, load_queries, print_summary, record_queries
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.interventions import parse_intervention_types
 from ariadne_lc.report import write_audit_reports
@@ -96,7 +96,7 @@ def audit(
         _dry_run(traces, queries, kinds, selector, limit)
         return
     output.mkdir(parents=True, exist_ok=True)
-    budget = Budget(max_calls)
+    budget = CallBudget(max_calls)
     results = SQLiteResultStore(output / "results.db")
     if queries is not None:
         items = load_queries(queries)[:limit]

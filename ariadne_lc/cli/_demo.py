@@ -15,7 +15,7 @@ import typer
 from ariadne_lc.audit import Auditor
 from ariadne_lc.cli._audit_cmd import parse_interventions, parse_step
 from ariadne_lc.cli._common import console, model_endpoint, one_line_errors
-from ariadne_lc.cli._pipeline import Budget, QueryLine, audit_traces, gate, print_summary, record_queries
+from ariadne_lc.cli._pipeline import CallBudget, QueryLine, audit_traces, gate, print_summary, record_queries
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 
@@ -83,7 +83,7 @@ def demo(
         stale.unlink()
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    budget = Budget(max_calls)
+    budget = CallBudget(max_calls)
     with model_endpoint(base_url, model, api_key, max_tokens=max_tokens) as chat:
         conn = sqlite3.connect(state / "checkpoints.db", check_same_thread=False)
         graph = build_react_agent(chat, checkpointer=SqliteSaver(conn), constrained=base_url is None)

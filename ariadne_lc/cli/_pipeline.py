@@ -17,14 +17,15 @@ from rich.table import Table
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._common import EXIT_GATE, console
 from ariadne_lc.errors import SuiteFormatError
+from ariadne_lc.interventions import is_control
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.records import AuditReport, AuditResult
-from ariadne_lc.report import CONTROL_TYPES, domain_group
+from ariadne_lc.report import domain_group
 from ariadne_lc.stats import aggregate, build_report
 from ariadne_lc.store import ResultStore, TraceStore
 from ariadne_lc.trace import Trace
 
-__all__ = ["Budget", "QueryLine", "audit_traces", "gate", "load_queries", "print_summary", "record_queries"]
+__all__ = ["CallBudget", "QueryLine", "audit_traces", "gate", "load_queries", "print_summary", "record_queries"]
 
 
 class QueryLine(BaseModel):
@@ -59,7 +60,7 @@ def load_queries(path: Path) -> list[QueryLine]:
 
 
 @dataclass
-class Budget:
+class CallBudget:
     """Model-call budget shared by recording and auditing; ``None`` means unlimited."""
 
     max_calls: int | None
@@ -98,7 +99,7 @@ class _CallCounter(BaseCallbackHandler):
 
 
 def record_queries(
-    graph: Any, queries: Sequence[QueryLine], store: TraceStore, *, thread_prefix: str, budget: Budget
+    graph: Any, queries: Sequence[QueryLine], store: TraceStore, *, thread_prefix: str, budget: CallBudget
 ) -> list[Trace]:
     """Run each query once through ``graph`` with a recorder; a failed run is recorded with its error."""
     traces: list[Trace] = []
@@ -136,7 +137,7 @@ def audit_traces(
     interventions: Sequence[str],
     step: StepSelector,
     results: ResultStore,
-    budget: Budget,
+    budget: CallBudget,
     concurrency: int = 1,
 ) -> AuditReport:
     """Audit ``concurrency`` traces at a time, storing each result at once, until done or the budget is spent."""
@@ -187,7 +188,7 @@ def print_summary(report: AuditReport, title: str) -> None:
         ci = agg.violation_rate_ci
         table.add_row(
             domain,
-            f"{kind} [dim](control)[/dim]" if kind in CONTROL_TYPES else kind,
+            f"{kind} [dim](control)[/dim]" if is_control(kind) else kind,
             str(agg.scored),
             _fmt(agg.violation_rate),
             f"[{ci[0]:.0%}, {ci[1]:.0%}]" if ci else "-",

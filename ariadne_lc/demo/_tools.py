@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
-from ariadne_lc.demo._calculator import CalculatorError, evaluate_arithmetic
+from ariadne_lc._arithmetic import CalculatorError, evaluate_arithmetic
 from ariadne_lc.demo._facts import lookup_fact
 
 __all__ = ["DEMO_TOOLS", "calculator", "lookup"]

@@ -4,7 +4,6 @@ from ariadne_lc.report._ablation import ABLATION_SCHEMA, ablation_document, abla
 from ariadne_lc.report._audit import (
     AUDIT_SCHEMA,
     AUDIT_SCHEMA_VERSION,
-    CONTROL_TYPES,
     audit_document,
     audit_html,
     audit_markdown,
@@ -24,7 +23,6 @@ __all__ = [
     "ABLATION_SCHEMA",
     "AUDIT_SCHEMA",
     "AUDIT_SCHEMA_VERSION",
-    "CONTROL_TYPES",
     "ablation_document",
     "ablation_markdown",
     "audit_document",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ariadne_lc.errors import ConfigurationError, MissingExtraError
-from ariadne_lc.interventions import ControlType
+from ariadne_lc.interventions import is_control
 from ariadne_lc.records import Aggregate, AuditReport, AuditResult, CorrectedRate
 from ariadne_lc.report._corrected import CORRECTED_HEADER, corrected_line, corrected_markdown, corrected_rows
 from ariadne_lc.report._io import write_json
@@ -24,7 +24,6 @@ from ariadne_lc.stats import UNSPECIFIED_DOMAIN, aggregate
 __all__ = [
     "AUDIT_SCHEMA",
     "AUDIT_SCHEMA_VERSION",
-    "CONTROL_TYPES",
     "audit_document",
     "audit_html",
     "audit_markdown",
@@ -35,8 +34,6 @@ __all__ = [
 
 AUDIT_SCHEMA = "ariadne-lc/audit-report"
 AUDIT_SCHEMA_VERSION = 1
-CONTROL_TYPES = frozenset(str(c) for c in ControlType)
-"""Intervention kinds that are controls, not contradictions."""
 
 
 def domain_group(result: AuditResult) -> str:
@@ -44,7 +41,7 @@ def domain_group(result: AuditResult) -> str:
     return result.domain or UNSPECIFIED_DOMAIN
 
 
-def _groups(results: Iterable[AuditResult], *keys: str) -> dict[tuple[str, ...], list[AuditResult]]:
+def _by_cell(results: Iterable[AuditResult], *keys: str) -> dict[tuple[str, ...], list[AuditResult]]:
     out: dict[tuple[str, ...], list[AuditResult]] = defaultdict(list)
     for r in results:
         values = {"type": r.intervention_type, "domain": domain_group(r), "step": str(r.step_index)}
@@ -61,7 +58,7 @@ def audit_document(report: AuditReport, **meta: Any) -> dict[str, Any]:
     and every result (from which ``ariadne-lc report`` can rebuild everything)."""
     aggregates = report.model_dump(mode="json", exclude={"results"})
     aggregates["by_domain_type"] = {
-        "/".join(k): _agg_json(aggregate(v)) for k, v in _groups(report.results, "domain", "type").items()
+        "/".join(k): _agg_json(aggregate(v)) for k, v in _by_cell(report.results, "domain", "type").items()
     }
     return {
         "schema": AUDIT_SCHEMA,
@@ -106,7 +103,7 @@ def _num(value: float | None) -> str:
 
 
 def _rows(results: Sequence[AuditResult]) -> list[tuple[str, str, Aggregate]]:
-    return [(d, t, aggregate(v)) for (d, t), v in _groups(results, "domain", "type").items()]
+    return [(d, t, aggregate(v)) for (d, t), v in _by_cell(results, "domain", "type").items()]
 
 
 def _placebo_line(report: AuditReport) -> str:
@@ -144,7 +141,7 @@ def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness aud
         "|---|---|---|---|---|---|---|",
     ]
     for domain, kind, agg in _rows(results):
-        label = f"{kind} (control)" if kind in CONTROL_TYPES else kind
+        label = f"{kind} (control)" if is_control(kind) else kind
         lines.append(
             f"| {domain} | {label} | {agg.scored} | {_pct(agg.violation_rate)} | {_ci(agg.violation_rate_ci)} | "
             f"{_num(agg.mean_phi)} | {_num(agg.mean_similarity)} |"
@@ -243,9 +240,9 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
     placebo = report.placebo
     rows = [
         {
-            "cls": "control" if kind in CONTROL_TYPES else "",
+            "cls": "control" if is_control(kind) else "",
             "domain": domain,
-            "kind": f"{kind} (control)" if kind in CONTROL_TYPES else kind,
+            "kind": f"{kind} (control)" if is_control(kind) else kind,
             "scored": agg.scored,
             "rate": _pct(agg.violation_rate),
             "ci": _ci(agg.violation_rate_ci),

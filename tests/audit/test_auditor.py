@@ -13,8 +13,8 @@ from ariadne_lc import (
     InMemoryTraceStore,
     StepNotFoundError,
     TraceError,
-    select_steps,
 )
+from ariadne_lc.audit import select_steps
 from ariadne_lc.interventions import CONTRADICTIONS
 from tests.helpers import MODELS, QUESTION, build_agent, record
 

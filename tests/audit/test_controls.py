@@ -15,8 +15,7 @@ from ariadne_lc import AriadneCallbackHandler, Auditor, InMemoryTraceStore, Trac
 from ariadne_lc.interventions import CONTRADICTIONS, LLMCritic
 from ariadne_lc.scoring import LLMJudge, extract_number
 from ariadne_lc.testing import ScriptedChatModel
-from tests.agents import SECOND, TWO_STEP_QUESTION, two_step_model
-from tests.helpers import MODELS, build_agent, record
+from tests.helpers import MODELS, SECOND, TWO_STEP_QUESTION, build_agent, record, two_step_model
 
 ALL = [str(t) for t in CONTRADICTIONS]
 HELD = "held"

@@ -10,11 +10,12 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from opentelemetry.sdk.trace import TracerProvider
 
-from ariadne_lc import Auditor, ConfigurationError, InMemoryResultStore, SpanRef, Trace
+from ariadne_lc import Auditor, ConfigurationError, InMemoryResultStore, Trace
 from ariadne_lc.audit import AuditSink, FinishedAudit, ResultStoreSink, ScoreWriteBackSink, SpanSink
 from ariadne_lc.export.writeback import Score, ScoreTarget, WriteBackError
 from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import AuditResult
+from ariadne_lc.trace import SpanRef
 from tests.helpers import MODELS, build_agent, record
 
 

@@ -73,7 +73,7 @@ def test_scores_are_validated(kwargs: dict[str, Any]) -> None:
 
 
 def test_target_from_a_recorded_span_ref() -> None:
-    from ariadne_lc import SpanRef
+    from ariadne_lc.trace import SpanRef
 
     assert ScoreTarget.from_span_ref(SpanRef(trace_id=TRACE_ID, span_id=SPAN_ID)) == TARGET
 

@@ -1,4 +1,4 @@
-"""Safe arithmetic for the demo agent's ``calculator`` tool.
+"""Safe arithmetic for the calculator tools of the demo agent and of :mod:`ariadne_lc.testing`.
 
 The expression comes from a model, so it is parsed with :mod:`ast` and only numbers, the four operations,
 floor division, modulo, powers and parentheses are evaluated; names, calls and attributes are refused. Sizes are
@@ -13,7 +13,7 @@ import operator
 import re
 from collections.abc import Callable
 
-__all__ = ["CalculatorError", "evaluate_arithmetic", "format_number"]
+__all__ = ["CalculatorError", "evaluate", "evaluate_arithmetic", "format_number"]
 
 _MAX_EXPRESSION_CHARS = 200
 _MAX_EXPONENT = 100
@@ -77,7 +77,17 @@ def format_number(value: float) -> str:
 
 
 def evaluate_arithmetic(expression: str) -> str:
-    """Evaluate an arithmetic expression safely and return the result as text.
+    """Evaluate an arithmetic expression safely and return the result as text (:func:`format_number`).
+
+    Examples:
+        >>> evaluate_arithmetic("(3 + 4) * 2"), evaluate_arithmetic("7 / 2")
+        ('14', '3.5')
+    """
+    return format_number(evaluate(expression))
+
+
+def evaluate(expression: str) -> float:
+    """Evaluate an arithmetic expression safely.
 
     Args:
         expression: e.g. ``"(3 + 4) * 2"``, ``"6 x 7"``, ``"2^10"``, ``"$1,200 / 4"``.
@@ -86,10 +96,8 @@ def evaluate_arithmetic(expression: str) -> str:
         CalculatorError: the text is empty, too long, not arithmetic, or the result is out of range.
 
     Examples:
-        >>> evaluate_arithmetic("(3 + 4) * 2")
-        '14'
-        >>> evaluate_arithmetic("7 / 2")
-        '3.5'
+        >>> evaluate("6 x 7")
+        42
     """
     text = _normalise(expression)
     if not text:
@@ -100,4 +108,4 @@ def evaluate_arithmetic(expression: str) -> str:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         raise CalculatorError(f"not an arithmetic expression: {expression!r}") from None
-    return format_number(_eval(tree))
+    return _eval(tree)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ariadne_lc._arithmetic import CalculatorError, evaluate_arithmetic
 from ariadne_lc.demo import calculator, lookup
-from ariadne_lc.demo._calculator import CalculatorError, evaluate_arithmetic
 from ariadne_lc.demo._facts import NO_ENTRY
 
 
