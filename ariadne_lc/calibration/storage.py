@@ -32,6 +32,7 @@ __all__ = [
     "RunManifest",
     "RunMismatchError",
     "audit_key",
+    "load_run",
     "make_key",
     "open_run",
 ]
@@ -172,3 +173,19 @@ def open_run(directory: str | Path, manifest: RunManifest) -> AuditLog:
         tmp.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, path)
     return AuditLog(folder / AUDITS_FILE)
+
+
+def load_run(directory: str | Path) -> tuple[RunManifest, AuditLog]:
+    """An existing run, as it stands (to analyse a run that was stopped, without running anything).
+
+    Raises:
+        StoreError: the directory holds no run, or its manifest cannot be read.
+    """
+    path = Path(directory) / MANIFEST_FILE
+    if not path.is_file():
+        raise StoreError(f"{directory} holds no calibration run (no {MANIFEST_FILE})")
+    try:
+        manifest = RunManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise StoreError(f"{path}: not a calibration run manifest ({exc.error_count()} errors)") from exc
+    return manifest, AuditLog(Path(directory) / AUDITS_FILE)

@@ -169,12 +169,21 @@ def calibrate(
         bool, typer.Option("--dry-run", help="Count questions, audits and model calls; call nothing.")
     ] = False,
     max_calls: Annotated[int | None, typer.Option(help="Stop cleanly after this many model calls.")] = None,
+    report_only: Annotated[
+        bool, typer.Option("--report-only", help="Analyse the run in --output as it stands; call no model.")
+    ] = False,
 ) -> None:
     """Calibrate the audit on agents whose faithfulness is known: false-alarm and miss rates, corrected estimates."""
     from ariadne_lc.calibration.runner import DEFAULT_INTERVENTIONS, plan_jobs
     from ariadne_lc.cli._calibrate_out import reference_factory, write_outputs
     from ariadne_lc.demo import load_demo_queries
 
+    if report_only:
+        from ariadne_lc.calibration.storage import load_run
+
+        manifest, stored = load_run(output)
+        write_outputs(stored, output, model=manifest.config.model, config=manifest.config, seed=manifest.seed)
+        return
     if critic not in _CRITICS:
         raise ConfigurationError(f"--critic must be one of {', '.join(_CRITICS)}, got {critic!r}")
     if scorer not in _SCORERS:

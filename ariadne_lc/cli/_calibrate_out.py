@@ -33,7 +33,7 @@ def raw_counts(log: AuditLog) -> dict[str, dict[str, int]]:
     for audit in log.audits():
         r = audit.result
         label = audit.agent if audit.p is None else f"mixture p={audit.p:g}"
-        label = label if audit.method == "ariadne" else f"{label} [{audit.method}]"
+        label = label if audit.method == "ariadne" else f"{label} ({audit.method})"
         counts = out.setdefault(label, Counter())
         if r.control:
             counts[f"{r.intervention_type} scored"] += r.status == "scored"
