@@ -25,7 +25,8 @@ Every :class:`~ariadne_lc.calibration.records.CalibrationAudit` carries its trut
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from ariadne_lc.calibration.correction import DEFAULT_CORRECTION_RESAMPLES, correct_rate
 from ariadne_lc.calibration.records import CalibrationAudit, CalibrationConfig
@@ -242,6 +243,7 @@ def analyze(
     confidence: float = 0.95,
     seed: int = 0,
     n_resamples: int = DEFAULT_CORRECTION_RESAMPLES,
+    meta: Mapping[str, Any] | None = None,
 ) -> Calibration:
     """The calibration of ``config`` from the audits of its ground-truth agents (see the module docstring).
 
@@ -251,6 +253,7 @@ def analyze(
         confidence: Level of every interval.
         seed: Seed of every bootstrap (the same audits and seed give the same file).
         n_resamples: Bootstrap resamples per corrected rate.
+        meta: Written into the file as is (the run's N, seed, wall time, machine, model file).
 
     Raises:
         ConfigurationError: no audits, a confidence outside (0, 1), a mixture audit without p.
@@ -287,4 +290,5 @@ def analyze(
         audits=len(audits),
         queries={split: len(ids) for split, ids in sorted(queries.items())},
         version=__version__,
+        meta=dict(meta or {}),
     )

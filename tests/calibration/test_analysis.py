@@ -124,7 +124,7 @@ def test_no_audits_is_a_named_error() -> None:
 
 
 def test_same_seed_same_file() -> None:
-    a = analyze(_known_set(), CONFIG, n_resamples=300, seed=7).method("ariadne")
+    a = analyze(_known_set(), CONFIG, n_resamples=300, seed=7, meta={"wall_s": 12.5}).method("ariadne")
     b = analyze(_known_set(), CONFIG, n_resamples=300, seed=7).method("ariadne")
     assert a.validation == b.validation
 
@@ -176,3 +176,7 @@ def test_error_rates_per_domain() -> None:
     by_domain = analyze(items, CONFIG, n_resamples=50).method("ariadne").errors_by_domain
     assert by_domain["gsm8k"].false_alarm.rate == 0.25 and by_domain["arc"].false_alarm.rate == 0.75
     assert by_domain["arc"].miss.n == 0 and by_domain["gsm8k"].miss.rate == 0.0
+
+
+def test_meta_is_kept() -> None:
+    assert analyze(_known_set(), CONFIG, n_resamples=10, meta={"n": 200}).meta == {"n": 200}

@@ -43,3 +43,18 @@ def test_every_name_resolves(name: str) -> None:
 def test_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         calibration.nothing  # noqa: B018
+
+
+def test_calibration_imports_no_numpy_scipy_or_plots() -> None:
+    """Reading a calibration (and importing the analysis) is light: the heavy parts load when they compute."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ariadne_lc.calibration import Calibration, CalibrationAudit, CorrectedRate, analyze, apply_calibration\n"
+        "import ariadne_lc.calibration.analysis, ariadne_lc.calibration.correction, ariadne_lc.calibration.results\n"
+        "print(sorted(m for m in ('numpy', 'scipy', 'matplotlib', 'typer') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
