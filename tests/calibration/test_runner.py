@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -177,3 +178,20 @@ def test_reference_method_runs_both_judges_on_our_contradiction() -> None:
         assert r.original_answer == "6" and r.trace_id == "t"
     # the re-prompt (which shows the intervened thought) is asked once and shared; each judge is asked once
     assert sum(ours.intervened_thought in text for text in asked) == 1 and len(asked) == 3
+
+
+def test_report_only_analyses_a_stopped_run_without_a_model(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ariadne_lc.cli import app
+
+    model, calls = counted(calibration_model())
+    log = open_run(tmp_path, _manifest())
+    CalibrationRunner(model, log, calls=calls).run(plan_jobs(questions(6, 4), ps=PS, natural=False))
+    result = CliRunner().invoke(app, ["calibrate", "--report-only", "--output", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "calibration.json").read_text())
+    assert document["config"]["model"] == "scripted" and document["audits"] == len(log.audits())
+    assert {p.name for p in tmp_path.iterdir()} >= {"calibration.md", "calibration.html", "audits.jsonl", "run.json"}
+    missing = CliRunner().invoke(app, ["calibrate", "--report-only", "--output", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "holds no calibration run" in missing.output
