@@ -161,7 +161,7 @@ def plan_jobs(
         ref = reference_limit is None or i < reference_limit
         if i < len(calibrate):
             q = calibrate[i]
-            jobs += [CalibrationJob(agent, None, "calibrate", q, ref) for agent in ("coupled", "bypass")]  # type: ignore[arg-type]
+            jobs += [CalibrationJob(agent, None, "calibrate", q, ref) for agent in ("coupled", "bypass")]
         if i < len(validate):
             q = validate[i]
             jobs += [CalibrationJob("mixture", p, "validate", q, ref) for p in ps]
