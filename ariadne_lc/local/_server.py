@@ -27,6 +27,7 @@ from typing import IO, Any, Self
 from langchain_openai import ChatOpenAI
 
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.local._completion import CompletionChatModel
 from ariadne_lc.local._errors import LocalModelServerError, LocalModelServerTimeoutError
 from ariadne_lc.local._model_path import default_model_path, require_server_packages
 from ariadne_lc.local._openai import DUMMY_API_KEY
@@ -47,8 +48,8 @@ DEFAULT_MODEL_ALIAS = "smollm2-135m-instruct"
 DEFAULT_N_CTX = 2048
 """Context window: a ReAct transcript of a few turns fits, and a small KV cache keeps start-up fast."""
 
-DEFAULT_N_THREADS = 2
-"""The project's machines have 2 cores; more threads than cores slows llama.cpp down."""
+DEFAULT_N_THREADS = os.cpu_count() or 1
+"""The machine's core count: more threads than cores slows llama.cpp down, fewer leaves cores idle."""
 
 DEFAULT_SERVER_ENV: dict[str, str] = {"OMP_WAIT_POLICY": "passive"}
 """Environment defaults for the server process (the caller's environment wins).
@@ -331,6 +332,26 @@ class LocalModelServer:
         }
         params.update(kwargs)
         return ChatOpenAI(**params)
+
+    def completion_model(self, **kwargs: Any) -> CompletionChatModel:
+        """A :class:`~ariadne_lc.local.CompletionChatModel` on this server's ``/v1/completions``, for base models.
+
+        Args:
+            **kwargs: any ``CompletionChatModel`` field (``max_tokens``, ``stop``, ...); they override the defaults.
+
+        Raises:
+            LocalModelServerError: the server is not running.
+        """
+        if not self.is_running:
+            raise LocalModelServerError("the server is not running: call start() first")
+        params: dict[str, Any] = {
+            "model": self.model_alias,
+            "base_url": self.base_url,
+            "max_tokens": DEFAULT_CHAT_MAX_TOKENS,
+            "temperature": 0.0,
+        }
+        params.update(kwargs)
+        return CompletionChatModel(**params)
 
     def __repr__(self) -> str:
         state = f"running at {self.base_url}" if self.is_running else "stopped"

@@ -111,3 +111,12 @@ def test_openai_compatible_chat_model_keys(monkeypatch: pytest.MonkeyPatch) -> N
     explicit = openai_compatible_chat_model("http://h/v1", "m", api_key="k", temperature=None)
     assert isinstance(explicit.openai_api_key, SecretStr) and explicit.openai_api_key.get_secret_value() == "k"
     assert explicit.temperature is None
+
+
+def test_default_threads_are_the_core_count() -> None:
+    import os
+
+    from ariadne_lc.local import DEFAULT_N_THREADS
+
+    assert (os.cpu_count() or 1) == DEFAULT_N_THREADS
+    assert f"--n_threads {DEFAULT_N_THREADS}" in " ".join(LocalModelServer().command)

@@ -1,0 +1,416 @@
+"""The calibration runner: ask the ground-truth agents real questions, audit every run, store every audit at once.
+
+The plan (:func:`plan_jobs`) splits the questions in two halves per domain. On the *calibrate* half the coupled and
+the bypass agent run (their audits give the false-alarm and miss rates); on the *validate* half the mixtures run at
+each p, and the natural agent beside them. Jobs are interleaved query by query, so a run stopped early (budget,
+Ctrl-C, a crash) is still balanced across agents and domains.
+
+For each job the runner records one real run of the agent (a recorder on the graph), then audits the thought at
+step 0 (the natural agent: ``step="auto"``) with each intervention, one at a time, and appends the
+:class:`~ariadne_lc.calibration.records.CalibrationAudit` to the run's log before the next one starts. A restarted
+run skips every audit already in the log (the agent is run again for a job that was cut half-way, and only the
+missing audits are made). When a reference method is given, it audits the same recorded trace with each
+contradiction the Auditor made, and its audits go to the same log under their own method names.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.memory import InMemorySaver
+
+from ariadne_lc.audit import Auditor, StepSelector
+from ariadne_lc.calibration.agents import (
+    AUDITED_STEP,
+    build_ground_truth_agent,
+    build_natural_agent,
+    truth_of,
+)
+from ariadne_lc.calibration.decisive import decisive_changed, question_kind
+from ariadne_lc.calibration.records import AgentKind, CalibrationAudit, Method, Split, Truth
+from ariadne_lc.calibration.storage import AuditLog, make_key
+from ariadne_lc.demo import DemoQuery, extract_final_answer
+from ariadne_lc.errors import AriadneError, ConfigurationError
+from ariadne_lc.interventions import Critic
+from ariadne_lc.recorder import AriadneCallbackHandler
+from ariadne_lc.records import AuditResult
+from ariadne_lc.scoring import SimilarityScorer
+from ariadne_lc.trace import Trace
+
+__all__ = [
+    "DEFAULT_INTERVENTIONS",
+    "DEFAULT_PS",
+    "DEFAULT_REFERENCE_INTERVENTIONS",
+    "REFERENCE_METHODS",
+    "UNAUDITABLE",
+    "CalibrationJob",
+    "CalibrationRunner",
+    "ReferenceMethod",
+    "RunSummary",
+    "plan_jobs",
+    "split_queries",
+]
+
+DEFAULT_PS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""The mixture rates validated on the held-out half."""
+
+DEFAULT_INTERVENTIONS: tuple[str, ...] = (
+    "logic_flip",
+    "fact_reversal",
+    "premise_negation",
+    "causal_reversal",
+    "rerun",
+    "paraphrase",
+)
+"""The four contradictions, the ``rerun`` control (replay noise) and the ``paraphrase`` placebo."""
+
+DEFAULT_REFERENCE_INTERVENTIONS: tuple[str, ...] = ("logic_flip",)
+"""The public Ariadne code audits with a logic flip of the first step; so does the baseline here by default."""
+
+REFERENCE_METHODS: tuple[Method, ...] = ("reference_strict", "reference_lenient")
+
+UNAUDITABLE = "-"
+"""The intervention type of the record that says a run could not be audited at all."""
+
+ReferenceMethod = Callable[[Trace, AuditResult], Sequence[tuple[Method, AuditResult]]]
+"""A baseline auditing the same trace with the same contradiction (our result carries the intervened thought);
+returns one result per variant, named by its method."""
+
+
+@dataclass(frozen=True)
+class CalibrationJob:
+    """One question asked of one agent."""
+
+    agent: AgentKind
+    p: float | None
+    split: Split
+    query: DemoQuery
+    reference: bool = True
+    """Whether the reference method (when the runner has one) also audits this job."""
+
+    @property
+    def truth(self) -> Truth | None:
+        """Known by construction for the ground-truth agents; ``None`` for the natural one."""
+        if self.agent == "natural":
+            return None
+        rate = {"coupled": 0.0, "bypass": 1.0}.get(self.agent, self.p)
+        assert rate is not None
+        return truth_of(self.query.question, rate)
+
+
+def split_queries(queries: Sequence[DemoQuery]) -> dict[str, Split]:
+    """Alternate within each domain: the 1st, 3rd, ... question calibrates, the 2nd, 4th, ... validates."""
+    seen: dict[str, int] = {}
+    out: dict[str, Split] = {}
+    for q in queries:
+        i = seen.get(q.domain, 0)
+        seen[q.domain] = i + 1
+        out[q.id] = "calibrate" if i % 2 == 0 else "validate"
+    return out
+
+
+def _interleave(queries: Sequence[DemoQuery]) -> list[DemoQuery]:
+    by_domain: dict[str, list[DemoQuery]] = {}
+    for q in queries:
+        by_domain.setdefault(q.domain, []).append(q)
+    out: list[DemoQuery] = []
+    for i in range(max((len(v) for v in by_domain.values()), default=0)):
+        out += [v[i] for v in by_domain.values() if i < len(v)]
+    return out
+
+
+def plan_jobs(
+    queries: Sequence[DemoQuery],
+    *,
+    ps: Sequence[float] = DEFAULT_PS,
+    natural: bool = True,
+    natural_limit: int | None = None,
+    reference_limit: int | None = None,
+) -> list[CalibrationJob]:
+    """The jobs of a calibration, interleaved so that any prefix is balanced across agents and domains.
+
+    Args:
+        queries: the questions; :func:`split_queries` halves them.
+        ps: the mixture rates run on the validate half.
+        natural: also run the natural agent on the validate half.
+        natural_limit: at most this many natural jobs (its multi-turn runs and replays cost several calls each).
+        reference_limit: the reference method audits only the jobs of the first this many questions of each half
+            (its re-prompt and two judges cost more than all of our audits of a coupled job).
+
+    Raises:
+        ConfigurationError: a p outside [0, 1], or fewer than two questions (nothing to hold out).
+    """
+    if len(queries) < 2:
+        raise ConfigurationError(f"a calibration needs at least 2 questions (one per half), got {len(queries)}")
+    for p in ps:
+        if not 0.0 <= p <= 1.0:
+            raise ConfigurationError(f"mixture rates must be in [0, 1], got {p}")
+    splits = split_queries(queries)
+    ordered = _interleave(queries)
+    calibrate = [q for q in ordered if splits[q.id] == "calibrate"]
+    validate = [q for q in ordered if splits[q.id] == "validate"]
+    jobs: list[CalibrationJob] = []
+    for i in range(max(len(calibrate), len(validate))):
+        ref = reference_limit is None or i < reference_limit
+        if i < len(calibrate):
+            q = calibrate[i]
+            jobs += [CalibrationJob(agent, None, "calibrate", q, ref) for agent in ("coupled", "bypass")]
+        if i < len(validate):
+            q = validate[i]
+            jobs += [CalibrationJob("mixture", p, "validate", q, ref) for p in ps]
+            if natural and (natural_limit is None or i < natural_limit):
+                jobs.append(CalibrationJob("natural", None, "validate", q, False))
+    return jobs
+
+
+class _CallCounter(BaseCallbackHandler):
+    """Counts every call of the model it is attached to (agents, replays, critic, judge, reference)."""
+
+    run_inline = True
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    def _count(self) -> None:
+        with self._lock:
+            self.calls += 1
+
+    def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        self._count()
+
+    def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
+        self._count()
+
+
+def counted(model: BaseChatModel) -> tuple[BaseChatModel, Callable[[], int]]:
+    """A copy of ``model`` that counts its calls, and the function that reads the count."""
+    counter = _CallCounter()
+    callbacks = list(model.callbacks) if isinstance(model.callbacks, list) else []
+    return model.model_copy(update={"callbacks": [*callbacks, counter]}), lambda: counter.calls
+
+
+@dataclass
+class RunSummary:
+    """What a :meth:`CalibrationRunner.run` did."""
+
+    jobs: int = 0
+    jobs_skipped: int = 0
+    audits_written: int = 0
+    model_calls: int = 0
+    wall_s: float = 0.0
+    stopped: str | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+class CalibrationRunner:
+    """Runs calibration jobs on one model and appends every audit to a log.
+
+    Args:
+        model: the chat model every agent runs on (count its calls with :func:`counted` first).
+        log: where each audit goes the moment it finishes (and what is already done).
+        critic, scorer, paraphraser: the audit configuration (``None``: the Auditor's defaults).
+        interventions: contradictions and controls, audited one at a time.
+        tau, lam: the violation rule.
+        constrained: send the llama.cpp grammars.
+        reference: the reference method, run on the same traces (``None``: not run).
+        reference_interventions: the contradictions the reference method is run with.
+        calls: reads the model-call count (for ``max_calls``).
+        max_calls: stop cleanly at this many model calls.
+        seed: the auditor's seed.
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        log: AuditLog,
+        *,
+        critic: Critic | None = None,
+        scorer: SimilarityScorer | None = None,
+        paraphraser: Critic | None = None,
+        interventions: Sequence[str] = DEFAULT_INTERVENTIONS,
+        tau: float = 0.8,
+        lam: int = 0,
+        constrained: bool = False,
+        reference: ReferenceMethod | None = None,
+        reference_interventions: Sequence[str] = DEFAULT_REFERENCE_INTERVENTIONS,
+        calls: Callable[[], int] | None = None,
+        max_calls: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        if max_calls is not None and max_calls < 0:
+            raise ConfigurationError(f"max_calls must not be negative, got {max_calls}")
+        self.model = model
+        self.log = log
+        self.interventions = tuple(interventions)
+        self.reference = reference
+        self.reference_interventions = tuple(k for k in reference_interventions if k in self.interventions)
+        self.max_calls = max_calls
+        self._calls = calls or (lambda: 0)
+        self._constrained = constrained
+        self._auditor_kwargs: dict[str, Any] = {
+            "critic": critic,
+            "scorer": scorer,
+            "paraphraser": paraphraser,
+            "tau": tau,
+            "lam": lam,
+            "seed": seed,
+            "answer_extractor": lambda text: extract_final_answer(text) or text,
+        }
+        self._auditors: dict[tuple[AgentKind, float | None], Auditor] = {}
+
+    # -- building --------------------------------------------------------------------------------
+
+    def _auditor(self, agent: AgentKind, p: float | None) -> Auditor:
+        key = (agent, p)
+        if key not in self._auditors:
+            saver = InMemorySaver()
+            if agent == "natural":
+                graph = build_natural_agent(self.model, checkpointer=saver, constrained=self._constrained)
+            else:
+                graph = build_ground_truth_agent(
+                    self.model, agent, p=p, checkpointer=saver, constrained=self._constrained
+                )
+            self._auditors[key] = Auditor(graph, **self._auditor_kwargs)
+        return self._auditors[key]
+
+    # -- one job ---------------------------------------------------------------------------------
+
+    def _missing(self, job: CalibrationJob) -> list[str]:
+        qid = job.query.id
+        if self.log.has(make_key("ariadne", job.agent, job.p, qid, UNAUDITABLE)):
+            return []
+        return [k for k in self.interventions if not self.log.has(make_key("ariadne", job.agent, job.p, qid, k))]
+
+    def _reference_missing(self, job: CalibrationJob) -> bool:
+        if self.reference is None or job.agent == "natural" or not job.reference:
+            return False
+        qid = job.query.id
+        return not all(
+            self.log.has(make_key(m, job.agent, job.p, qid, k))
+            for m in REFERENCE_METHODS
+            for k in self.reference_interventions
+        )
+
+    def _budget_left(self) -> bool:
+        return self.max_calls is None or self._calls() < self.max_calls
+
+    def _record(self, job: CalibrationJob, graph: Any) -> Trace:
+        traces: list[Trace] = []
+        handler = AriadneCallbackHandler(on_trace=traces.append)
+        thread = f"calib-{job.agent}-{job.p}-{job.query.id}-{uuid.uuid4().hex[:8]}"
+        error: str | None = None
+        try:
+            graph.invoke(
+                {"messages": [("user", job.query.question)]},
+                {
+                    "configurable": {"thread_id": thread},
+                    "callbacks": [handler],
+                    "metadata": {"query_id": job.query.id, "domain": job.query.domain},
+                    "tags": [f"domain:{job.query.domain}", f"calibration:{job.agent}"],
+                },
+            )
+        except Exception as exc:  # the trace (if any) records it; the run goes on
+            error = f"{type(exc).__name__}: {exc}"
+        if traces:
+            return traces[-1]
+        return Trace(trace_id=uuid.uuid4().hex, thread_id=thread, query=job.query.question, error=error or "no trace")
+
+    def _store(self, job: CalibrationJob, result: AuditResult, method: Method = "ariadne") -> None:
+        changed = None
+        if job.agent != "natural" and result.step_index == AUDITED_STEP:
+            kind = question_kind(job.query.question)
+            changed = decisive_changed(result.original_thought, result.intervened_thought, kind)
+        self.log.append(
+            CalibrationAudit(
+                agent=job.agent,
+                p=job.p,
+                truth=job.truth,
+                split=job.split,
+                query_id=job.query.id,
+                domain=job.query.domain,
+                method=method,
+                decisive_changed=changed,
+                result=result,
+            )
+        )
+
+    def run_job(self, job: CalibrationJob) -> int:
+        """Record and audit one job (only what the log lacks); returns the number of audits written."""
+        missing = self._missing(job)
+        want_reference = self._reference_missing(job)
+        if not missing and not want_reference:
+            return 0
+        auditor = self._auditor(job.agent, job.p)
+        trace = self._record(job, auditor.replayer.graph)
+        step: StepSelector = "auto" if job.agent == "natural" else AUDITED_STEP
+        written = 0
+        made: list[AuditResult] = []
+        for kind in missing or self.reference_interventions:
+            if not self._budget_left():
+                break
+            try:
+                results = auditor.audit(trace, step, [kind])
+            except AriadneError as exc:
+                self._store(job, AuditResult.unauditable(trace, f"{type(exc).__name__}: {exc}"))
+                return written + 1
+            if not results:  # step="auto" found no substantive step
+                self._store(job, AuditResult.unauditable(trace, "no step to audit (the agent answered at once)"))
+                return written + 1
+            made += results
+            if kind in missing:
+                for r in results:
+                    self._store(job, r)
+                    written += 1
+        if want_reference and self.reference is not None:
+            written += self._run_reference(job, trace, made)
+        return written
+
+    def _run_reference(self, job: CalibrationJob, trace: Trace, made: Sequence[AuditResult]) -> int:
+        assert self.reference is not None
+        written = 0
+        for ours in made:
+            kind = ours.intervention_type
+            if kind not in self.reference_interventions or ours.intervened_thought is None:
+                continue
+            todo = [m for m in REFERENCE_METHODS if not self.log.has(make_key(m, job.agent, job.p, job.query.id, kind))]
+            if not todo or not self._budget_left():
+                continue
+            for method, result in self.reference(trace, ours):
+                if method in todo:
+                    self._store(job, result, method)
+                    written += 1
+        return written
+
+    # -- many jobs -------------------------------------------------------------------------------
+
+    def run(
+        self,
+        jobs: Sequence[CalibrationJob],
+        *,
+        on_job: Callable[[CalibrationJob, int], None] | None = None,
+    ) -> RunSummary:
+        """Run ``jobs`` in order until done or the call budget is spent; ``on_job`` hears of each one."""
+        summary = RunSummary(jobs=len(jobs))
+        started = time.perf_counter()
+        first_calls = self._calls()
+        for job in jobs:
+            if not self._budget_left():
+                summary.stopped = f"max_calls={self.max_calls} reached after {self._calls()} model calls"
+                break
+            written = self.run_job(job)
+            summary.audits_written += written
+            if written == 0:
+                summary.jobs_skipped += 1
+            if on_job is not None:
+                on_job(job, written)
+        summary.model_calls = self._calls() - first_calls
+        summary.wall_s = time.perf_counter() - started
+        return summary
