@@ -202,3 +202,4 @@ def test_retries_are_decided_by_the_errors_type_never_its_text() -> None:
     assert retryable_error([_failed("x", "SomethingUnheardOf")]) is None
     assert not retryable_type("ReplayDidNotFinishError") and not retryable_type("NoCheckpointerError")
     assert not retryable_type("StepNotFoundError")  # a TraceError
+    assert not retryable_type("TraceNotFinishedError")  # waiting at an interrupt: a retry cannot answer it
