@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from ariadne_lc.errors import JobNotFoundError, StoreError
+from ariadne_lc.errors import JobNotFoundError
 from ariadne_lc.online._jobs import Job, JobState, result_key, stored_result
 from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace

@@ -295,7 +295,8 @@ class SQLiteJobStore:
 
     def unfinished_ids(self) -> dict[str, float]:
         rows = self._read(
-            f"SELECT job_id, created_at FROM ariadne_online_jobs WHERE state IN ('{_PENDING}', '{_RUNNING}') ORDER BY seq"
+            f"SELECT job_id, created_at FROM ariadne_online_jobs WHERE state IN ('{_PENDING}', '{_RUNNING}') "
+            "ORDER BY seq"
         )
         return {job_id: float(created) for job_id, created in rows}
 

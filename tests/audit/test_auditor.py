@@ -113,7 +113,7 @@ def test_bad_requests_fail_early() -> None:
 def test_an_interrupted_turn_is_refused_as_not_finished() -> None:
     graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
     waiting = record(graph).model_copy(update={"final_answer": None, "interrupted": True})
-    with pytest.raises(TraceNotFinishedError, match="waiting at an interrupt.*Resume the thread") as info:
+    with pytest.raises(TraceNotFinishedError, match=r"waiting at an interrupt.*Resume the thread") as info:
         Auditor(graph).audit(waiting)
     assert isinstance(info.value, TraceError)
     report = Auditor(graph).audit_batch([waiting])

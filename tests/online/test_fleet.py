@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from ariadne_lc import Auditor, AuditResult, InMemoryResultStore
 import ariadne_lc.online._persister as persister_module
+from ariadne_lc import Auditor, AuditResult, InMemoryResultStore
 from ariadne_lc.online import JobState, OnlineAuditor, PostgresJobStore, retryable_error
 from ariadne_lc.online._worker import retryable_type
 from tests.helpers import build_agent
