@@ -12,7 +12,8 @@
     ├── TraceError
     │   ├── StepNotFoundError     step index out of range
     │   ├── NoThoughtError        the step has no thought text to intervene on
-    │   └── TraceNotFoundError    no trace with that id in the store
+    │   ├── TraceNotFoundError    no trace with that id in the store
+    │   └── TraceNotFinishedError the turn stopped at an interrupt and was never resumed: resume it, audit that
     ├── CriticError               the critic's model failed (the audit is recorded as failed)
     ├── ReplayError               the replay could not be run
     │   ├── NoCheckpointerError   the graph was compiled without a checkpointer
@@ -21,6 +22,7 @@
     │   └── ReplayDidNotFinishError  the replay hit its turn limit
     │       └── UnansweredInterruptError  the replay reached an interrupt the recording has no answer for
     ├── StoreError                a store could not read or write
+    │   └── JobNotFoundError      no job with that id in the job store (online audits)
     ├── LocalModelServerError     (ariadne_lc.local) the local model server died or did not start in time
     └── WriteBackError            (ariadne_lc.export) a backend refused a score write-back (``retryable`` says
                                   whether trying again can help)
@@ -41,6 +43,7 @@ __all__ = [
     "CalibrationMismatchError",
     "ConfigurationError",
     "CriticError",
+    "JobNotFoundError",
     "MissingExtraError",
     "NoCheckpointerError",
     "NoThoughtError",
@@ -52,6 +55,7 @@ __all__ = [
     "SubgraphNotReplayableError",
     "SuiteFormatError",
     "TraceError",
+    "TraceNotFinishedError",
     "TraceNotFoundError",
     "UnansweredInterruptError",
     "error_class",
@@ -107,6 +111,15 @@ class TraceNotFoundError(TraceError, KeyError):
     """No trace with this id is in the store."""
 
 
+class TraceNotFinishedError(TraceError):
+    """The trace stopped at a human-in-the-loop interrupt and its turn was never resumed.
+
+    Such a turn has no final answer, so there is nothing to compare a replay with; it is not broken
+    either, only unfinished. Resume the thread (``Command(resume=...)``) and audit the resumed turn,
+    whose trace has the answer. Final: auditing the same trace again cannot succeed.
+    """
+
+
 class CriticError(AriadneError):
     """The critic could not be asked (its model raised); a rejected reply is *not_applicable* instead."""
 
@@ -148,6 +161,22 @@ class UnansweredInterruptError(ReplayDidNotFinishError):
 
 class StoreError(AriadneError):
     """A trace or result store failed."""
+
+
+class JobNotFoundError(StoreError, KeyError):
+    """No job with this id is in the job store (a task naming a job of another store, or one deleted).
+
+    A store that works but lacks the job raises this, never a plain :class:`StoreError`, so that a
+    caller tells "no such job" (nothing to retry) from "the store failed" (try again) by type.
+    """
+
+    def __init__(self, message: str, *, job_id: str | None = None) -> None:
+        super().__init__(message)
+        self.job_id = job_id
+        """The id that was asked for."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
 
 
 def error_class(name: str | None) -> type[BaseException] | None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ariadne_lc.errors import ConfigurationError, TraceError
+from ariadne_lc.errors import ConfigurationError, TraceError, TraceNotFinishedError
 from ariadne_lc.interventions import parse_interventions, resolve
 from ariadne_lc.trace import Trace
 
@@ -83,13 +83,20 @@ def plan(
     """The audits to run on ``trace``: one per selected step (or one for a list of steps) and name.
 
     Raises:
-        TraceError: The trace has no final answer (it failed or was interrupted).
+        TraceNotFinishedError: The turn stopped at an interrupt and was never resumed.
+        TraceError: The trace has no final answer (it failed, or none was recorded).
         StepNotFoundError: A requested step does not exist.
         ConfigurationError: An unknown intervention or a malformed ``step``.
     """
     names = intervention_names(interventions)
     if trace.final_answer is None:
-        reason = trace.error or ("interrupted" if trace.interrupted else "no final answer was recorded")
+        if trace.interrupted and not trace.error:
+            raise TraceNotFinishedError(
+                f"trace {trace.trace_id} cannot be audited: its turn is waiting at an interrupt (thread "
+                f"{trace.thread_id!r}) and has no final answer yet. Resume the thread (Command(resume=...)) "
+                "and audit the resumed turn's trace, which has the answer"
+            )
+        reason = trace.error or "no final answer was recorded"
         raise TraceError(f"trace {trace.trace_id} cannot be audited: {reason}")
     chosen = select_steps(trace, step, min_thought_chars=min_thought_chars)
     together = not isinstance(step, str | int)

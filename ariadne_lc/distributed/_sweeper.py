@@ -26,7 +26,7 @@ from typing import Any
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._postgres import DispatchLog, with_retries
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.online import JobState, JobStore
+from ariadne_lc.online import JobStore
 from ariadne_lc.online._jobs import owner_alive
 
 __all__ = ["DEFAULT_GRACE", "DEFAULT_REDELIVER_AFTER", "DEFAULT_SWEEP_INTERVAL", "Sweeper"]
@@ -96,13 +96,11 @@ class Sweeper:
         if reclaimed:
             logger.info("ariadne distributed: %d job(s) of dead workers on this host are pending again", reclaimed)
         now = time.time()
-        unfinished = [
-            (j.job_id, j.created_at) for s in (JobState.PENDING, JobState.RUNNING) for j in self.jobs.list_jobs(state=s)
-        ]
-        last = self.log.last_published([job_id for job_id, _ in unfinished])
+        unfinished = self.jobs.unfinished_ids()  # ids and creation times only: no trace is read
+        last = self.log.last_published(list(unfinished))
         stale = [
             job_id
-            for job_id, created in unfinished
+            for job_id, created in unfinished.items()
             if (job_id in last and last[job_id] < now - self.redeliver_after)
             or (job_id not in last and created < now - self.grace)
         ][:_MAX_PER_SWEEP]

@@ -43,7 +43,7 @@ from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.distributed._app import TASK_NAME
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._limits import FleetLimits
-from ariadne_lc.errors import ConfigurationError, StoreError, TraceError
+from ariadne_lc.errors import ConfigurationError, JobNotFoundError, StoreError, TraceError
 from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, Job, JobState, JobStore, retryable_error
 from ariadne_lc.online._jobs import new_owner, owner_alive
 from ariadne_lc.online._worker import failed_result
@@ -174,24 +174,22 @@ class AuditWorker:
         return outcome
 
     def _run(self, job_id: str, redelivered: bool) -> str:
-        job = self._store(lambda: self.jobs.claim_job(job_id, self.owner, lease=self.lease), "claiming")
-        if job is None:
-            job_or_outcome = self._unclaimed(job_id, redelivered)
-            if isinstance(job_or_outcome, str):
-                return job_or_outcome
-            job = job_or_outcome
+        try:
+            job = self._store(lambda: self.jobs.claim_job(job_id, self.owner, lease=self.lease), "claiming")
+            job_or_outcome = job if job is not None else self._unclaimed(job_id, redelivered)
+        except JobNotFoundError:
+            # Final: a task of another job store, or a job deleted since; retrying cannot make it appear.
+            logger.warning("ariadne distributed: a task names job %s, which is not in the job store", job_id)
+            return "unknown"
+        if isinstance(job_or_outcome, str):
+            return job_or_outcome
+        job = job_or_outcome
         claim = job.claim or ""
         with self._holding(claim):
             return self._attempt(job)
 
     def _unclaimed(self, job_id: str, redelivered: bool) -> Job | str:
-        try:
-            job = self._store(lambda: self.jobs.get(job_id), "reading the job")
-        except StoreError as exc:
-            if "no job" in str(exc).lower():
-                logger.warning("ariadne distributed: a task names job %s, which is not in the job store", job_id)
-                return "unknown"
-            raise
+        job = self._store(lambda: self.jobs.get(job_id), "reading the job")
         if job.state in (JobState.DONE, JobState.FAILED):
             return "duplicate"
         if job.state is JobState.PENDING:
@@ -303,8 +301,10 @@ class AuditWorker:
         for delay in (*_STORE_RETRIES, None):
             try:
                 return fn()
+            except JobNotFoundError:
+                raise  # the store answered: trying again cannot make the job appear
             except StoreError as exc:
-                if delay is None or "no job" in str(exc).lower():
+                if delay is None:
                     raise
                 logger.info("ariadne distributed: %s failed (%s); trying again in %.1f s", what, exc, delay)
                 time.sleep(delay)

@@ -149,7 +149,7 @@ class JobStore(Protocol):
         lease (its worker is presumed dead; the attempt is counted again, as with :meth:`claim`).
         Returns ``None`` when the job is done or failed, held by a live claim, backing off (not yet
         due: see :attr:`Job.next_attempt_at` via :meth:`get`), or held by a concurrent caller.
-        Raises :class:`~ariadne_lc.errors.StoreError` when there is no such job.
+        Raises :class:`~ariadne_lc.errors.JobNotFoundError` when there is no such job.
         """
 
     def complete(self, job: Job, results: Sequence[AuditResult], *, model_calls: int) -> bool:
@@ -171,7 +171,7 @@ class JobStore(Protocol):
         """Put running jobs whose owner is not ``alive`` back to pending now; returns how many."""
 
     def get(self, job_id: str) -> Job:
-        """The job (raises :class:`~ariadne_lc.errors.StoreError` when unknown)."""
+        """The job (raises :class:`~ariadne_lc.errors.JobNotFoundError` when unknown)."""
 
     def list_jobs(self, *, state: JobState | None = None) -> list[Job]:
         """Jobs in insertion order, optionally in one state."""
@@ -184,6 +184,10 @@ class JobStore(Protocol):
 
     def unfinished(self, *, up_to_seq: int | None = None) -> int:
         """Jobs pending or running (only those with ``seq <= up_to_seq`` when given)."""
+
+    def unfinished_ids(self) -> dict[str, float]:
+        """The pending and running jobs' ids, in insertion order, each with when it was created (epoch
+        seconds). Reads no trace: what a sweeper that re-announces unfinished jobs needs, at any backlog."""
 
     def max_seq(self) -> int:
         """The newest job's ``seq`` (0 when empty)."""

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from ariadne_lc.errors import StoreError
+from ariadne_lc.errors import JobNotFoundError
 from ariadne_lc.online._jobs import Job, JobState, result_key, stored_result
 from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
@@ -90,7 +90,7 @@ class InMemoryJobStore:
         with self._lock:
             row = self._rows.get(job_id)
             if row is None:
-                raise StoreError(f"no job {job_id!r} in this store")
+                raise JobNotFoundError(f"no job {job_id!r} in this store", job_id=job_id)
             return self._take(row, owner, lease, now) if self._claimable(row, now) else None
 
     def _held(self, job: Job) -> _Row | None:
@@ -176,7 +176,7 @@ class InMemoryJobStore:
         with self._lock:
             row = self._rows.get(job_id)
         if row is None:
-            raise StoreError(f"no job {job_id!r} in this store")
+            raise JobNotFoundError(f"no job {job_id!r} in this store", job_id=job_id)
         return row.job
 
     def list_jobs(self, *, state: JobState | None = None) -> list[Job]:
@@ -201,6 +201,11 @@ class InMemoryJobStore:
                 for r in self._rows.values()
                 if r.job.state in (JobState.PENDING, JobState.RUNNING) and (up_to_seq is None or r.job.seq <= up_to_seq)
             )
+
+    def unfinished_ids(self) -> dict[str, float]:
+        with self._lock:
+            jobs = sorted((r.job for r in self._rows.values()), key=lambda j: j.seq)
+        return {j.job_id: j.created_at for j in jobs if j.state in (JobState.PENDING, JobState.RUNNING)}
 
     def max_seq(self) -> int:
         with self._lock:

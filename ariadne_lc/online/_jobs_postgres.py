@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ariadne_lc.errors import StoreError
+from ariadne_lc.errors import JobNotFoundError, StoreError
 from ariadne_lc.online._jobs import Job, JobState, result_key, stored_result
 from ariadne_lc.records import AuditResult
 from ariadne_lc.store._pg import DEFAULT_CONNECT_TIMEOUT, DEFAULT_POOL_SIZE, PgPool
@@ -180,7 +180,7 @@ class PostgresJobStore:
                 row is None
                 and conn.execute("SELECT 1 FROM ariadne_online_jobs WHERE job_id = %s", (job_id,)).fetchone() is None
             ):
-                raise StoreError(f"no job {job_id!r} in {self.where}")
+                raise JobNotFoundError(f"no job {job_id!r} in {self.where}", job_id=job_id)
         return None if row is None else self._job(row)
 
     def _finish(
@@ -266,7 +266,7 @@ class PostgresJobStore:
     def get(self, job_id: str) -> Job:
         rows = self._pg.read(f"SELECT {_COLUMNS} FROM ariadne_online_jobs AS j WHERE j.job_id = %s", (job_id,))
         if not rows:
-            raise StoreError(f"no job {job_id!r} in {self.where}")
+            raise JobNotFoundError(f"no job {job_id!r} in {self.where}", job_id=job_id)
         return self._job(rows[0])
 
     def list_jobs(self, *, state: JobState | None = None) -> list[Job]:
@@ -299,6 +299,13 @@ class PostgresJobStore:
             {"up_to": up_to_seq},
         )
         return int(rows[0][0])
+
+    def unfinished_ids(self) -> dict[str, float]:
+        rows = self._pg.read(
+            f"SELECT job_id, created_at FROM ariadne_online_jobs WHERE state IN ('{_PENDING}', '{_RUNNING}') "
+            "ORDER BY seq"
+        )
+        return {job_id: float(created) for job_id, created in rows}
 
     def max_seq(self) -> int:
         return int(self._pg.read("SELECT COALESCE(MAX(seq), 0) FROM ariadne_online_jobs")[0][0])

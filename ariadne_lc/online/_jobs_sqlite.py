@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ariadne_lc.errors import StoreError
+from ariadne_lc.errors import JobNotFoundError, StoreError
 from ariadne_lc.online._jobs import Job, JobState, result_key, stored_result
 from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
@@ -179,7 +179,7 @@ class SQLiteJobStore:
                 "SELECT seq, state, next_attempt_at, lease_until FROM ariadne_online_jobs WHERE job_id = ?", (job_id,)
             ).fetchone()
             if row is None:
-                raise StoreError(f"no job {job_id!r} in {self.path}")
+                raise JobNotFoundError(f"no job {job_id!r} in {self.path}", job_id=job_id)
             seq, state, due, lease_until = row
             if state == _PENDING and due <= now:
                 return self._take(conn, seq, False, owner, lease, now)
@@ -265,7 +265,7 @@ class SQLiteJobStore:
     def get(self, job_id: str) -> Job:
         rows = self._read(f"SELECT {_COLUMNS} FROM ariadne_online_jobs WHERE job_id = ?", (job_id,))
         if not rows:
-            raise StoreError(f"no job {job_id!r} in {self.path}")
+            raise JobNotFoundError(f"no job {job_id!r} in {self.path}", job_id=job_id)
         return self._job(rows[0])
 
     def list_jobs(self, *, state: JobState | None = None) -> list[Job]:
@@ -292,6 +292,13 @@ class SQLiteJobStore:
         sql = f"SELECT COUNT(*) FROM ariadne_online_jobs WHERE state IN ('{_PENDING}', '{_RUNNING}')"
         rows = self._read(sql) if up_to_seq is None else self._read(sql + " AND seq <= ?", (up_to_seq,))
         return int(rows[0][0])
+
+    def unfinished_ids(self) -> dict[str, float]:
+        rows = self._read(
+            f"SELECT job_id, created_at FROM ariadne_online_jobs WHERE state IN ('{_PENDING}', '{_RUNNING}') "
+            "ORDER BY seq"
+        )
+        return {job_id: float(created) for job_id, created in rows}
 
     def max_seq(self) -> int:
         return int(self._read("SELECT COALESCE(MAX(seq), 0) FROM ariadne_online_jobs")[0][0])

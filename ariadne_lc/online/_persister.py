@@ -18,6 +18,11 @@ this thread only: the agent's thread never waits for it, accepted runs wait in t
 Once a tick (``tick_interval``) it renews the leases of this process's running audits, recounts
 the backlog, refreshes the budget and the rate limit from the store (fleet-wide counts), warns
 about drops (at most once a minute) and exports the metrics.
+
+A failure that repeats every tick (the broker down, the store unreachable) is logged once with its
+traceback, then at most once a minute as one line with the count since (:class:`_RecurringFailure`,
+on the same :class:`_Every` as the drop warning); every failure is still counted in the stats and
+metrics. The first success after an outage says so, and the next failure logs its traceback again.
 """
 
 from __future__ import annotations
@@ -41,6 +46,60 @@ logger = logging.getLogger("ariadne_lc.online")
 _WARN_INTERVAL = 60.0
 _HOUR = 3600.0
 _MINUTE = 60.0
+
+
+class _Every:
+    """Says yes at most once per ``interval`` (monotonic seconds): what rate-limits a warning."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self._at = -interval
+
+    def due(self, now: float) -> bool:
+        if now - self._at < self.interval:
+            return False
+        self._at = now
+        return True
+
+
+class _RecurringFailure:
+    """Logs a failure that may repeat on every tick without flooding the log: the first of an outage
+    with its traceback, then one line with the count at most every ``_WARN_INTERVAL``."""
+
+    def __init__(self, what: str, consequence: str) -> None:
+        self.what = what
+        self.consequence = consequence
+        self._every = _Every(_WARN_INTERVAL)
+        self._failing = False
+        self._unlogged = 0
+        self._outage = 0
+
+    def failed(self, exc: BaseException) -> None:
+        """Call in the ``except`` block (the first failure's log takes the exception being handled)."""
+        self._outage += 1
+        if not self._failing:
+            self._failing, self._unlogged = True, 0
+            self._every.due(time.monotonic())  # the traceback counts as this interval's line
+            logger.exception("ariadne online: %s failed; %s", self.what, self.consequence)
+            return
+        self._unlogged += 1
+        if self._every.due(time.monotonic()):
+            logger.warning(
+                "ariadne online: %s is still failing: %d more failure(s) since the last message (%d in a row; "
+                "%s): %s: %s",
+                self.what,
+                self._unlogged,
+                self._outage,
+                self.consequence,
+                type(exc).__name__,
+                exc,
+            )
+            self._unlogged = 0
+
+    def succeeded(self) -> None:
+        if self._failing:
+            logger.info("ariadne online: %s works again after %d failure(s)", self.what, self._outage)
+        self._failing, self._unlogged, self._outage = False, 0, 0
 
 
 @runtime_checkable
@@ -93,7 +152,11 @@ class Persister:
         """Set when a shutdown stops waiting for this thread: give up what is left."""
         self.closing = False
         self._undispatched: list[str] = []
-        self._warned_at = -_WARN_INTERVAL
+        self._drop_warning = _Every(_WARN_INTERVAL)
+        self._persist_failures = _RecurringFailure("persisting sampled runs", "they stay queued in memory")
+        self._dispatch_failures = _RecurringFailure(
+            "dispatching committed jobs", "they stay pending and are offered again (stats.dispatch_errors)"
+        )
         self.thread = threading.Thread(target=self._main, name="ariadne-online-persist", daemon=True)
 
     def start(self) -> None:
@@ -141,11 +204,12 @@ class Persister:
                 with self.commit_lock:
                     added = self.jobs.add(traces, sample_rate=self.admission.sampler.rate)
                     self.admission.committed(len(added), len(traces))
-            except Exception:
-                logger.exception("ariadne online: persisting %d job(s) failed; they stay queued in memory", len(batch))
+            except Exception as exc:
+                self._persist_failures.failed(exc)
                 self.admission.requeue(traces)
                 self.abandon.wait(self.tick_interval)
                 return
+            self._persist_failures.succeeded()
             self._dispatch(added)
             self.on_committed()
 
@@ -173,14 +237,15 @@ class Persister:
             return
         try:
             self.dispatcher.dispatch(job_ids)
-        except Exception:
-            logger.exception("ariadne online: dispatching %d job(s) failed; they stay pending", len(job_ids))
+        except Exception as exc:
+            self._dispatch_failures.failed(exc)  # logged once with its traceback, then once a minute
             keep = max(0, self.admission.max_queue_size - len(self._undispatched))
             self._undispatched.extend(job_ids[:keep])
             with self.admission.lock:
                 self.admission.stats.dispatch_errors += 1
                 self.admission.stats.undispatched += len(job_ids) - min(keep, len(job_ids))
             return
+        self._dispatch_failures.succeeded()
         with self.admission.lock:
             self.admission.stats.dispatched += len(job_ids)
 
@@ -215,9 +280,9 @@ class Persister:
             unpersisted = len(admission.buffer) + admission.persisting
             depth = unpersisted + admission.backlog
             drops, now = admission.unwarned_drops, time.monotonic()
-            warn = drops and now - self._warned_at >= _WARN_INTERVAL
+            warn = drops and self._drop_warning.due(now)
             if warn:
-                admission.unwarned_drops, self._warned_at = 0, now
+                admission.unwarned_drops = 0
         if warn:
             logger.warning(
                 "ariadne online: the audit queue is full (%d unfinished jobs, max_queue_size=%d): dropped %d newly "

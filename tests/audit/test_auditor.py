@@ -15,6 +15,7 @@ from ariadne_lc import (
     TraceError,
 )
 from ariadne_lc.audit import select_steps
+from ariadne_lc.errors import TraceNotFinishedError
 from ariadne_lc.interventions import CONTRADICTIONS
 from tests.helpers import MODELS, QUESTION, build_agent, record
 
@@ -107,6 +108,21 @@ def test_bad_requests_fail_early() -> None:
         auditor.audit(trace.model_copy(update={"final_answer": None}))
     with pytest.raises(ConfigurationError, match="tau"):
         Auditor(graph, tau=2)
+
+
+def test_an_interrupted_turn_is_refused_as_not_finished() -> None:
+    graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
+    waiting = record(graph).model_copy(update={"final_answer": None, "interrupted": True})
+    with pytest.raises(TraceNotFinishedError, match=r"waiting at an interrupt.*Resume the thread") as info:
+        Auditor(graph).audit(waiting)
+    assert isinstance(info.value, TraceError)
+    report = Auditor(graph).audit_batch([waiting])
+    assert [r.error_type for r in report.results] == ["TraceNotFinishedError"]
+    # A failed run that was also interrupted is reported with its error, as a plain TraceError.
+    failed = waiting.model_copy(update={"error": "ValueError: boom"})
+    with pytest.raises(TraceError, match="boom") as plain:
+        Auditor(graph).audit(failed)
+    assert type(plain.value) is TraceError
 
 
 def test_step_selection() -> None:

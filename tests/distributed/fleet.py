@@ -213,6 +213,7 @@ class Serving:
                 {"messages": [("user", question(i))]},
                 {"configurable": {"thread_id": f"{prefix}-{i}"}, "callbacks": [handler]},
             )
+        assert handler.flush(60)  # traces are built on the recorder's background thread
         traces = store.list_traces()
         assert len(traces) == n
         return traces

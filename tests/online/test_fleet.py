@@ -4,6 +4,7 @@ retries decided by the error's type."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import time
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+import ariadne_lc.online._persister as persister_module
 from ariadne_lc import Auditor, AuditResult, InMemoryResultStore
 from ariadne_lc.online import JobState, OnlineAuditor, PostgresJobStore, retryable_error
 from ariadne_lc.online._worker import retryable_type
@@ -104,6 +106,55 @@ def test_a_failing_dispatcher_leaves_jobs_pending_and_offers_them_again(tmp_path
     assert online.force_flush(60)
     assert online.jobs.counts()[JobState.DONE] == 3 and len(online.jobs.list_results()) == 3
     online.shutdown()
+
+
+def _failures_logged(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "ariadne_lc.online" and "dispatching" in r.getMessage()]
+
+
+def _dispatch_errors_reach(online: OnlineAuditor, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while online.stats.dispatch_errors < count:  # one failure a tick: the ids are offered again
+        assert time.monotonic() < deadline, online.stats
+        time.sleep(0.02)
+
+
+def test_a_broker_that_stays_down_is_logged_once_with_its_traceback(
+    tmp_path: Path, saver: SqliteSaver, caplog: pytest.LogCaptureFixture
+) -> None:
+    graph = build_agent(slow_model(), "hand", saver)
+    dispatcher = Recording(fail_first=10**6)
+    online = OnlineAuditor(graph, jobs=tmp_path / "jobs.db", sample_rate=1.0, dispatcher=dispatcher, **FAST)
+    with caplog.at_level(logging.INFO, logger="ariadne_lc.online"):
+        online.offer(synthetic_trace("down"))
+        _dispatch_errors_reach(online, 6)
+        online.shutdown(drain=False)
+    logged = _failures_logged(caplog)
+    assert len(logged) == 1 and logged[0].exc_info is not None  # the first, with its traceback; then quiet
+    assert online.stats.dispatch_errors >= 6  # every failure counted all the same
+
+
+def test_a_broker_that_stays_down_gets_one_line_warnings_with_the_count(
+    tmp_path: Path, saver: SqliteSaver, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(persister_module, "_WARN_INTERVAL", 0.0)  # every repeat is due: the lines are visible
+    graph = build_agent(slow_model(), "hand", saver)
+    dispatcher = Recording(fail_first=4)
+    online = OnlineAuditor(graph, jobs=tmp_path / "jobs.db", sample_rate=1.0, dispatcher=dispatcher, **FAST)
+    with caplog.at_level(logging.INFO, logger="ariadne_lc.online"):
+        online.offer(synthetic_trace("down"))
+        deadline = time.monotonic() + 30
+        while online.stats.dispatched < 1:  # down four times, then up again
+            assert time.monotonic() < deadline, online.stats
+            time.sleep(0.02)
+        online.shutdown(drain=False)
+    logged = _failures_logged(caplog)
+    assert [r.exc_info is not None for r in logged] == [True, False, False, False, False]
+    repeats = [r.getMessage() for r in logged[1:4]]
+    assert all("still failing: 1 more failure(s)" in m and "ConnectionError: broker unreachable" in m for m in repeats)
+    assert [f"({n} in a row" in m for n, m in zip((2, 3, 4), repeats, strict=True)] == [True] * 3
+    assert "works again after 4 failure(s)" in logged[4].getMessage() and logged[4].levelno == logging.INFO
+    assert online.stats.dispatch_errors == 4 and online.stats.dispatched == 1
 
 
 def test_a_blocked_dispatcher_never_blocks_the_agent(tmp_path: Path, saver: SqliteSaver) -> None:
@@ -202,3 +253,4 @@ def test_retries_are_decided_by_the_errors_type_never_its_text() -> None:
     assert retryable_error([_failed("x", "SomethingUnheardOf")]) is None
     assert not retryable_type("ReplayDidNotFinishError") and not retryable_type("NoCheckpointerError")
     assert not retryable_type("StepNotFoundError")  # a TraceError
+    assert not retryable_type("TraceNotFinishedError")  # waiting at an interrupt: a retry cannot answer it

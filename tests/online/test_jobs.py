@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ariadne_lc import AuditResult, StoreError
+from ariadne_lc.errors import JobNotFoundError
 from ariadne_lc.online import InMemoryJobStore, JobState, JobStore, PostgresJobStore, SQLiteJobStore, open_job_store
 from ariadne_lc.online._jobs import new_owner, owner_alive
 from tests.online.support import synthetic_trace
@@ -60,8 +61,9 @@ def test_add_is_idempotent_per_trace_and_returns_the_new_ids(jobs: JobStore) -> 
     job = jobs.get("a")
     assert job.trace == a and job.sample_rate == 0.1 and job.attempts == 0 and job.state is JobState.PENDING
     assert job.next_attempt_at <= time.time()
-    with pytest.raises(StoreError, match="no job"):
+    with pytest.raises(JobNotFoundError, match="no job 'zzz'") as info:
         jobs.get("zzz")
+    assert info.value.job_id == "zzz" and isinstance(info.value, StoreError)
 
 
 def test_claims_are_fifo_and_counted(jobs: JobStore) -> None:
@@ -152,8 +154,25 @@ def test_claim_job_takes_one_named_job(jobs: JobStore) -> None:
     again = jobs.claim_job("c", "w2", lease=60)  # its lease expired: the worker is presumed dead
     assert again is not None and again.attempts == 2 and again.error is not None and "lease of w1" in again.error
     assert not jobs.complete(c, [_result("c")], model_calls=1)
-    with pytest.raises(StoreError, match="no job"):
+    with pytest.raises(JobNotFoundError, match="no job 'zzz'") as info:
         jobs.claim_job("zzz", "w", lease=60)
+    assert info.value.job_id == "zzz"
+
+
+def test_unfinished_ids_lists_pending_and_running_jobs_without_their_traces(jobs: JobStore) -> None:
+    assert jobs.unfinished_ids() == {}
+    before = time.time()
+    jobs.add([synthetic_trace(x) for x in "abcd"], sample_rate=None)
+    a = jobs.claim("w", lease=60)
+    b = jobs.claim("w", lease=60)
+    assert a is not None and b is not None and jobs.complete(b, [_result("b")], model_calls=1)
+    c = jobs.claim("w", lease=60)
+    assert c is not None and jobs.fail(c, "final", [], model_calls=0)
+    unfinished = jobs.unfinished_ids()
+    assert list(unfinished) == ["a", "d"]  # running and pending, in insertion order; done and failed left out
+    assert unfinished == {j: jobs.get(j).created_at for j in ("a", "d")}
+    assert all(before - 1 <= created <= time.time() + 1 for created in unfinished.values())
+    assert len(unfinished) == jobs.unfinished()
 
 
 def test_heartbeat_keeps_a_lease(jobs: JobStore) -> None:

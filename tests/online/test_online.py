@@ -213,6 +213,21 @@ def test_an_unreplayable_trace_fails_at_once(tmp_path: Path, saver: SqliteSaver)
     online.shutdown()
 
 
+def test_an_interrupted_turn_fails_at_once_and_says_to_resume_it(tmp_path: Path, saver: SqliteSaver) -> None:
+    """A job whose trace stopped at an interrupt (put in the store by another process, say) is final:
+    one attempt, no retry, and the stored error names the type and what to do."""
+    graph = build_agent(slow_model(), "hand", saver)
+    online = online_for(graph, tmp_path, sample_rate=1.0, max_attempts=3)
+    waiting = record(graph).model_copy(update={"trace_id": "waiting", "final_answer": None, "interrupted": True})
+    assert online.jobs.add([waiting], sample_rate=1.0) == ["waiting"]
+    online.start()
+    assert online.force_flush(30)
+    job = online.jobs.get("waiting")
+    assert job.state is JobState.FAILED and job.attempts == 1 and online.stats.retried == 0
+    assert (job.error or "").startswith("TraceNotFinishedError") and "Resume the thread" in (job.error or "")
+    online.shutdown()
+
+
 def test_shutdown_refuses_new_work_and_is_idempotent(tmp_path: Path, saver: SqliteSaver) -> None:
     graph = build_agent(slow_model(), "hand", saver)
     online = online_for(graph, tmp_path, sample_rate=1.0)

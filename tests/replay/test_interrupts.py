@@ -131,7 +131,8 @@ def test_one_trace_per_turn_across_the_interrupt_and_a_replay_resumed_with_the_r
 
 
 def test_a_turn_never_resumed_is_not_auditable_and_a_new_turn_starts_a_new_trace(saver: Any) -> None:
-    from ariadne_lc import Auditor, TraceError
+    from ariadne_lc import Auditor
+    from ariadne_lc.errors import TraceNotFinishedError
 
     graph = _approval_graph(faithful_arithmetic_model(), [_counting_calculator([])], saver)
     store = InMemoryTraceStore()
@@ -139,7 +140,7 @@ def test_a_turn_never_resumed_is_not_auditable_and_a_new_turn_starts_a_new_trace
     _turn(graph, handler, "n", {"messages": [("user", QUESTION)]})
     assert handler.flush(timeout=30)
     (paused,) = store.list_traces()
-    with pytest.raises(TraceError, match="interrupted"):
+    with pytest.raises(TraceNotFinishedError, match="waiting at an interrupt"):
         Auditor(graph).audit(paused)
     assert handler.runs_paused == 1
     _turn(graph, handler, "n", {"messages": [("user", "How many apples are in 2 boxes of 3?")]})
