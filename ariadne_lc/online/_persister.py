@@ -264,7 +264,13 @@ class Persister:
             if budget is not None:
                 budget.refresh(self.jobs.model_calls_since(time.time() - _HOUR))
             if limiter is not None:
-                limiter.observe_fleet(self.jobs.added_since(time.time() - _MINUTE))
+                # The store's count leaves out this process's accepted jobs not committed yet: add them.
+                # Under the commit lock no batch lands between the count and the buffer's size, and under the
+                # admission lock none is admitted while the count is handed over (else they went uncounted).
+                with self.commit_lock:
+                    added = self.jobs.added_since(time.time() - _MINUTE)
+                    with admission.lock:
+                        limiter.observe_fleet(added + len(admission.buffer) + admission.persisting)
             with self.commit_lock:
                 backlog = self.jobs.unfinished()  # also counts what other processes added or finished
                 with admission.lock:

@@ -212,7 +212,10 @@ class RateLimiter:
 
     def observe_fleet(self, added_last_minute: int) -> None:
         """Jobs created in the last minute by every process sharing the job store (this one's
-        committed jobs included): from now on the fleet-wide count bounds the tokens too."""
+        committed jobs included), plus this process's accepted jobs not committed yet: from now on the
+        fleet-wide count bounds the tokens too. The caller must keep :meth:`try_acquire` from running
+        between taking that count and this call (the persister holds the admission lock), or the
+        jobs accepted in between are counted by neither."""
         with self._lock:
             self._fleet = max(0, int(added_last_minute))
             self._since_fleet = 0

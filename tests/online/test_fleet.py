@@ -17,7 +17,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 import ariadne_lc.online._persister as persister_module
 from ariadne_lc import Auditor, AuditResult, InMemoryResultStore
-from ariadne_lc.online import JobState, OnlineAuditor, PostgresJobStore, retryable_error
+from ariadne_lc.online import JobState, OnlineAuditor, PostgresJobStore, SQLiteJobStore, retryable_error
 from ariadne_lc.online._worker import retryable_type
 from tests.helpers import build_agent
 from tests.online.support import question, slow_model, synthetic_trace
@@ -194,6 +194,44 @@ def test_the_fleet_budget_counts_other_replicas(postgres_dsn: str, saver: Sqlite
     assert online.stats.accepted == before and online.stats.over_budget >= 6
     online.shutdown(drain=False)
     other.close()
+
+
+class OfferingWhileCounted:
+    """A job store (forwarding to a SQLite one) that has runs offered while the persister counts the
+    fleet's jobs, as an agent thread can at any moment: those runs are accepted but not committed yet."""
+
+    def __init__(self, inner: SQLiteJobStore) -> None:
+        self._inner = inner
+        self.offer: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def added_since(self, since: float) -> int:
+        count = self._inner.added_since(since)
+        offer, self.offer = self.offer, None
+        if offer is not None:
+            for i in range(2):
+                offer(synthetic_trace(f"during-count-{i}"))
+        return int(count)
+
+
+def test_runs_accepted_while_the_fleet_is_counted_count_too(tmp_path: Path, saver: SqliteSaver) -> None:
+    graph = build_agent(slow_model(), "hand", saver)
+    store = OfferingWhileCounted(SQLiteJobStore(tmp_path / "jobs.db"))
+    store.add([synthetic_trace(f"o-{i}") for i in range(58)], sample_rate=None)  # the fleet's last minute
+    online = OnlineAuditor(graph, jobs=store, sample_rate=1.0, max_audits_per_minute=60, **FAST)  # type: ignore[arg-type]
+    limiter = online._admission.limiter
+    assert limiter is not None
+    store.offer = online.offer  # the next count: 58, with two more accepted meanwhile
+    deadline = time.monotonic() + 10
+    while store.offer is not None or limiter._fleet is None:  # until that count was handed to the limiter
+        assert time.monotonic() < deadline, online.stats
+        time.sleep(0.01)
+    for i in range(4):  # 58 + 2 = 60 a minute: no room left, whether the two are committed yet or not
+        online.offer(synthetic_trace(f"r-{i}"))
+    assert (online.stats.accepted, online.stats.rate_limited) == (2, 4)
+    online.shutdown(drain=False)
 
 
 def test_the_fleet_rate_limit_counts_other_replicas(postgres_dsn: str, saver: SqliteSaver) -> None:

@@ -124,10 +124,11 @@ def test_retry_waits_for_its_backoff(jobs: JobStore) -> None:
 
 def test_an_expired_lease_moves_the_job_and_voids_the_old_claim(jobs: JobStore) -> None:
     jobs.add([synthetic_trace("a")], sample_rate=None)
-    first = jobs.claim("w1", lease=1.0)
-    assert first is not None
-    assert jobs.claim("w2", lease=60) is None  # still leased
-    time.sleep(1.2)
+    first = jobs.claim("w1", lease=60)
+    assert first is not None and first.claim is not None
+    assert jobs.claim("w2", lease=60) is None  # still leased (a long lease: no stall of the machine can end it)
+    assert jobs.heartbeat([first.claim], lease=0.05) == 1  # now let it run out
+    time.sleep(0.1)
     second = jobs.claim("w2", lease=60)
     assert second is not None and second.owner == "w2" and second.attempts == 2
     assert second.error is not None and "lease of w1 expired" in second.error

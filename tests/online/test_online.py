@@ -112,6 +112,9 @@ def test_every_decision_is_counted(tmp_path: Path, saver: SqliteSaver) -> None:
     assert 50 <= s.sampled <= 150
 
     limited = online_for(graph, tmp_path / "c", sample_rate=1.0, max_audits_per_minute=60)  # burst 6
+    limiter = limited._admission.limiter
+    assert limiter is not None
+    limiter._clock = lambda: limiter._at  # no refill (1 a second) however slowly a loaded machine offers
     budgeted = online_for(graph, tmp_path / "d", sample_rate=1.0, max_model_calls_per_hour=4)
     filtered = online_for(graph, tmp_path / "e", sample_rate=1.0, run_filter=RunFilter(tags={"web"}))
     for online in (limited, budgeted, filtered):
