@@ -304,7 +304,8 @@ class CalibrationRunner:
 
     def _record(self, job: CalibrationJob, graph: Any) -> Trace:
         traces: list[Trace] = []
-        handler = AriadneCallbackHandler(on_trace=traces.append)
+        # synchronous: the trace is read right after the run (the recorder builds off the agent's thread by default)
+        handler = AriadneCallbackHandler(on_trace=traces.append, synchronous=True)
         thread = f"calib-{job.agent}-{job.p}-{job.query.id}-{uuid.uuid4().hex[:8]}"
         error: str | None = None
         try:

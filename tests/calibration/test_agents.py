@@ -32,7 +32,10 @@ def _record(graph: Any, question: str, thread: str) -> Trace:
     traces: list[Trace] = []
     graph.invoke(
         {"messages": [("user", question)]},
-        {"configurable": {"thread_id": thread}, "callbacks": [AriadneCallbackHandler(on_trace=traces.append)]},
+        {
+            "configurable": {"thread_id": thread},
+            "callbacks": [AriadneCallbackHandler(on_trace=traces.append, synchronous=True)],
+        },
     )
     return traces[-1]
 

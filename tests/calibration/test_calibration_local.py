@@ -42,7 +42,10 @@ def _record(graph: object, question: str, thread: str) -> Trace:
     traces: list[Trace] = []
     graph.invoke(  # type: ignore[attr-defined]
         {"messages": [("user", question)]},
-        {"configurable": {"thread_id": thread}, "callbacks": [AriadneCallbackHandler(on_trace=traces.append)]},
+        {
+            "configurable": {"thread_id": thread},
+            "callbacks": [AriadneCallbackHandler(on_trace=traces.append, synchronous=True)],
+        },
     )
     return traces[-1]
 
