@@ -59,6 +59,12 @@ $(STAMPS)/distributed: pyproject.toml | $(STAMPS)/dev
 	$(PIP) install --quiet -e '.[dev,distributed]'
 	@mkdir -p $(STAMPS) && touch $@
 
+# LangGraph Server audits: langgraph-sdk, and `langgraph dev` (langgraph-cli[inmem]: langgraph-api and its in-memory
+# runtime) that the tests start on loopback. Neither upgrades langgraph or langchain-core (checked with pip's dry run).
+$(STAMPS)/server: pyproject.toml | $(STAMPS)/dev
+	$(PIP) install --quiet -e '.[dev,server,test-server]'
+	@mkdir -p $(STAMPS) && touch $@
+
 # First the calibration (scripted agents whose faithfulness is known: one must be flagged, one not), then
 # the main job on a real local model.
 demo: $(STAMPS)/local
@@ -68,7 +74,7 @@ demo: $(STAMPS)/local
 quickstart: $(STAMPS)/dev
 	$(PY) examples/quickstart.py
 
-test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed
+test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed $(STAMPS)/server
 	@# pytest exits 5 when it collects nothing: that must fail, never pass.
 	$(PY) -m pytest -p no:cacheprovider -q; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
@@ -78,7 +84,7 @@ test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(ST
 lint: $(STAMPS)/dev
 	$(VENV)/bin/ruff check ariadne_lc tests examples benchmarks
 
-typecheck: $(STAMPS)/dev $(STAMPS)/postgres $(STAMPS)/distributed
+typecheck: $(STAMPS)/dev $(STAMPS)/postgres $(STAMPS)/distributed $(STAMPS)/server
 	$(VENV)/bin/mypy
 
 bench: $(STAMPS)/dev

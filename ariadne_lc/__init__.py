@@ -52,6 +52,7 @@ from ariadne_lc.store import (
     SQLiteResultStore,
     SQLiteTraceStore,
     TraceStore,
+    flush_traces,
 )
 from ariadne_lc.trace import Trace
 
@@ -108,5 +109,6 @@ __all__ = [
     "TraceNotFoundError",
     "TraceStore",
     "__version__",
+    "flush_traces",
     "record",
 ]

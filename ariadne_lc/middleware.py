@@ -125,8 +125,10 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         **options: Keyword arguments of the default handler (e.g. ``synchronous=True`` to store each
             trace on the agent's thread when its run ends).
 
-    Traces are built and stored as the handler does it (by default on its background thread): call
-    ``middleware.handler.flush()`` before reading the store right after a run.
+    Traces are built and stored as the handler does it (by default on its background thread); a read of
+    the store in this process waits for the runs that have returned, and ``flush_traces(store)`` waits
+    explicitly (e.g. before another process reads it). The middleware does not know the compiled graph,
+    so its traces carry no fingerprint (``Trace.graph``) unless you set ``middleware.handler.graph``.
 
     Raises:
         ConfigurationError: neither or both of ``store`` and ``handler``, or ``options`` with ``handler``.

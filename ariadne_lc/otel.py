@@ -4,12 +4,15 @@ One span per audit, named ``evaluation causal_faithfulness``, kind INTERNAL, in 
 linked to the recorded agent span (link attribute ``ariadne.link.role = evaluated_trace``) and
 carrying the target ids as attributes for backends without links. Stages are child spans
 (``ariadne.intervene``, ``ariadne.replay``, ``ariadne.score``). The score is on the span
-(``gen_ai.evaluation.*`` and the OpenInference mirror) and in a ``gen_ai.evaluation.result`` event.
+(``gen_ai.evaluation.*`` and the OpenInference mirror) and in a ``gen_ai.evaluation.result`` event. The
+decisiveness gate's decision is on it too (``ariadne.decisive.outcome``, ``.reader``, ``.attempts``, ``.form``),
+and where the answer went (``ariadne.tracking``), so a backend can count rejected contradictions per type.
 
-Thoughts, answers and explanations are content: they are recorded only when content capture is on
-(the ``capture_content`` flag, or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), and
-pass through the ``redact`` hook first. The library only asks ``trace.get_tracer`` of the provider it
-is given (default: the global one); it never sets a global provider.
+Thoughts, answers, the answers thoughts imply (``ariadne.implied.*``) and explanations are content: they
+are recorded only when content capture is on (the ``capture_content`` flag, or
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), and pass through the ``redact`` hook first.
+The library only asks ``trace.get_tracer`` of the provider it is given (default: the global one); it never
+sets a global provider.
 """
 
 from __future__ import annotations
@@ -150,6 +153,7 @@ class AuditSpans:
             "ariadne.length_gate_exempted": result.length_gate_exempted,
             "ariadne.replay.model_calls": result.model_calls,
             "ariadne.replay.tools_unavailable": len(result.tools_unavailable),
+            sc.ARIADNE_REPLAY_MODE: result.replay_mode,
         }
         if result.phi is not None:
             attrs[sc.GEN_AI_EVALUATION_SCORE_VALUE] = result.phi
@@ -170,7 +174,17 @@ class AuditSpans:
             for key, value in result.metrics.model_dump().items():
                 if value is not None:
                     attrs[sc.ARIADNE_METRIC_PREFIX + key] = value
+        gate = result.decisiveness
+        if gate is not None:
+            attrs[sc.ARIADNE_DECISIVE_OUTCOME] = gate.outcome
+            attrs[sc.ARIADNE_DECISIVE_READER] = gate.reader
+            attrs[sc.ARIADNE_DECISIVE_ATTEMPTS] = gate.attempts
+            attrs[sc.ARIADNE_DECISIVE_FORM] = gate.form
+        if result.tracking is not None:
+            attrs[sc.ARIADNE_TRACKING] = result.tracking
         content = {
+            sc.ARIADNE_IMPLIED_ORIGINAL: self.content(None if gate is None else gate.original_implied),
+            sc.ARIADNE_IMPLIED_INTERVENED: self.content(None if gate is None else gate.intervened_implied),
             "ariadne.thought.original": self.content(result.original_thought),
             "ariadne.thought.intervened": self.content(result.intervened_thought),
             "ariadne.answer.original": self.content(result.original_answer),

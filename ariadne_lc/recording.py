@@ -37,15 +37,21 @@ def record(
     """Return ``graph`` bound to a recorder: every run of the returned graph becomes a trace in ``store``.
 
     The original graph is left as it was (a copy is returned); callbacks already bound to it stay.
+    The default handler knows the graph, so each trace carries its fingerprint (``Trace.graph``) and
+    an audit with a changed graph is refused (:class:`~ariadne_lc.errors.GraphChangedError`).
+
+    Traces are built on the handler's background thread, and reads of ``store`` in this process wait
+    for the runs that have returned: ``graph.invoke(...)`` then ``store.list_traces()`` sees the run.
+    To flush explicitly (before another process reads the store, or before reading a store of your
+    own): ``flush_traces(store)`` waits for every recorder writing to ``store`` in this process.
 
     Args:
         graph: A compiled LangGraph graph (``StateGraph.compile()``, ``create_agent(...)``).
         store: Where the traces go (ignored when ``handler`` is given).
         handler: A recorder of your own, for its hooks, its ``stats`` or its ``flush()``; default:
-            ``AriadneCallbackHandler(store=store, **options)``.
+            ``AriadneCallbackHandler(store=store, graph=graph, **options)``.
         **options: Keyword arguments of the default handler, e.g. ``synchronous=True`` to store each
-            trace when its run ends instead of on the handler's background thread (scripts that read
-            the store right after a run).
+            trace before its run returns instead of on the handler's background thread.
 
     Raises:
         ConfigurationError: ``graph`` is not a compiled graph, neither or both of ``store`` and
@@ -57,6 +63,7 @@ def record(
         >>> store = InMemoryTraceStore()
         >>> # graph = record(create_agent(model, tools, checkpointer=InMemorySaver()), store)
         >>> # graph.invoke({"messages": [("user", "...")]}, {"configurable": {"thread_id": "t-1"}})
+        >>> # store.list_traces()  # sees the run; flush_traces(store) before another process reads it
     """
     # Imported here: langgraph.pregel's package pulls in the remote-graph client (httpx and its command line),
     # which ``import ariadne_lc`` must not load; a caller holding a compiled graph has it loaded already.
@@ -75,5 +82,5 @@ def record(
         raise ConfigurationError(
             "this graph is already bound to an AriadneCallbackHandler; recording it again would store every run twice"
         )
-    recorder = handler or AriadneCallbackHandler(store=store, **options)
+    recorder = handler or AriadneCallbackHandler(store=store, **{"graph": graph, **options})
     return graph.with_config(callbacks=[recorder])

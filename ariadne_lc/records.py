@@ -25,22 +25,70 @@ __all__ = [
     "AuditResult",
     "AuditStatus",
     "CorrectedRate",
+    "Decisiveness",
+    "GateOutcome",
     "Label",
     "PlaceboComparison",
     "Rate",
     "Redundancy",
+    "ReplayMode",
     "SimilarityMetrics",
     "StepContribution",
+    "Tracking",
 ]
 
 AuditStatus = Literal["scored", "not_applicable", "inconclusive", "failed"]
-"""``scored``, ``not_applicable`` (nothing to contradict), ``inconclusive`` (no S, too weak) or ``failed``."""
+"""``scored``, ``not_applicable`` (nothing to contradict, or no step to audit), ``inconclusive`` (an empty
+answer, no S, too weak, the length gate) or ``failed``."""
 
 Label = Literal["faithful", "violation", "inconclusive", "control"]
 """``control`` marks a scored control (placebo, rerun, ...): its answer holding is not a faithfulness verdict."""
 
 PLACEBO: Final = "paraphrase"
 """The control used as placebo (``ControlType.PARAPHRASE``; a test pins that the two agree)."""
+
+
+GateOutcome = Literal["decisive", "not_decisive", "no_commitment", "placebo_kept", "placebo_changed"]
+"""What the decisiveness gate decided (docs/method.md#the-decisiveness-gate):
+
+- ``decisive``: the contradiction changed the answer the thought implies (it is replayed and scored);
+- ``not_decisive``: no edit the critic made within its attempts changed it (``not_applicable``, never scored);
+- ``no_commitment``: the original thought implies no answer, so no contradiction of it can be checked;
+- ``placebo_kept``: a paraphrase kept the implied answer (a valid placebo);
+- ``placebo_changed``: every paraphrase tried changed it (no placebo: ``not_applicable``).
+"""
+
+ReplayMode = Literal["recorded", "rederive"]
+"""What the replay does with the audited step's own tool calls (docs/method.md#the-steps-own-tool-calls):
+``recorded`` keeps them and their recorded outputs; ``rederive`` asks a deriver for the calls the intervened
+thought leads to and runs those under the tool policy."""
+
+Tracking = Literal["tracks", "elsewhere", "stayed"]
+"""Where the counterfactual answer went: to the answer the intervened thought implies (``tracks``), somewhere
+else (``elsewhere``), or nowhere (``stayed``: the answer held, the violation case)."""
+
+
+class Decisiveness(BaseModel):
+    """The decisiveness gate's record for one audit: what the original and the intervened thought imply."""
+
+    model_config = ConfigDict(frozen=True)
+
+    outcome: GateOutcome
+    reader: str
+    """Which reader decided (``rule``, ``model:<name>``)."""
+    form: str = "none"
+    """How the original thought states its commitment (``calculation``, ``number``, ``option``, ``yes_no``,
+    ``text``, ``none``): false-alarm rates differ by form, so reports break them down by it."""
+    original_implied: str | None = None
+    """The answer the original thought implies."""
+    intervened_implied: str | None = None
+    """The answer the accepted edit implies (for a rejection: the last edit tried)."""
+    similarity: float | None = None
+    """S between the two implied answers, by the audit's own scorer (decisive when S <= τ)."""
+    attempts: int = 0
+    """Edits the gate read (the first and each revision)."""
+    rejected: tuple[str, ...] = ()
+    """Each rejected edit and why, in order."""
 
 
 class SimilarityMetrics(BaseModel):
@@ -70,9 +118,11 @@ class AuditResult(BaseModel):
     intervention_type: str
     """The contradiction or control actually applied (a ``random``/``adaptive`` request resolved)."""
     status: AuditStatus
-    """``scored``, ``not_applicable`` (nothing to contradict), ``inconclusive`` (no S, too weak) or ``failed``."""
+    """``scored``, ``not_applicable`` (nothing to contradict, or no step to audit), ``inconclusive`` (an empty
+    answer, no S, too weak, the length gate) or ``failed``."""
     label: Label
-    """``faithful``/``violation`` (scored contradictions), ``control`` (scored controls), else ``inconclusive``."""
+    """``faithful``/``violation`` (scored contradictions), ``control`` (scored controls), else ``inconclusive``:
+    only a scored audit carries a verdict."""
     original_thought: str
     """The step's thought (several steps' thoughts joined by a blank line for a multi-step intervention)."""
     intervened_thought: str | None = None
@@ -93,6 +143,8 @@ class AuditResult(BaseModel):
     violation: bool = False
     """The violation rule fired (S > τ, both answers longer than λ). For a control it means the answer held."""
     length_gate_exempted: bool = False
+    """S > τ, but an answer was not longer than λ: no verdict (status and label ``inconclusive``, the reason in
+    ``inconclusive_reason``), counted apart in :attr:`Aggregate.length_gate_exempted`."""
     answer_changed: bool | None = None
     """Whether the normalised answers differ at all."""
     strength: float | None = None
@@ -125,7 +177,8 @@ class AuditResult(BaseModel):
     too_weak: bool = False
     """The intervention was weaker than the auditor's ``min_strength``: inconclusive, never a violation."""
     inconclusive_reason: str | None = None
-    """Why the audit is inconclusive (a judge reply that was no number, a too weak intervention)."""
+    """Why the audit gave no verdict: an empty answer (which side), a judge reply that was no number, a too
+    weak intervention, the length gate, or (with :attr:`nothing_to_audit`) why no step could be audited."""
     similarity_samples: tuple[float, ...] = ()
     """Individual judgments when S is an average of repeated ones."""
     similarity_spread: float | None = None
@@ -134,35 +187,82 @@ class AuditResult(BaseModel):
     """Critic replies rejected before the one used (or before giving up)."""
     domain: str | None = None
     """The trace's domain (:attr:`ariadne_lc.trace.Trace.domain`)."""
+    decisiveness: Decisiveness | None = None
+    """The decisiveness gate's record; ``None`` with the gate off (``Auditor(decisive=False)``) and for controls
+    other than the placebo."""
+    tracking: Tracking | None = None
+    """Where the counterfactual answer went, when the intervened thought's implied answer is known."""
+    nothing_to_audit: bool = False
+    """The trace has no step to audit (the agent answered at once, or no thought qualified for ``step="auto"``):
+    the one result of such a trace, ``not_applicable``, with the reason in ``inconclusive_reason``."""
+    replay_mode: ReplayMode = "recorded"
+    """What the replay did with the audited step's own tool calls: kept them with their recorded outputs
+    (``recorded``, the default), or re-derived them from the intervened thought (``rederive``); the auditor's
+    setting, also on results that were never replayed."""
+    tool_call_deriver: str | None = None
+    """Who re-derived the step's tool calls (the deriver's ``name``); ``None`` in ``recorded`` mode."""
 
     @classmethod
-    def unauditable(cls, trace: Trace, error: BaseException | str, *, error_type: str | None = None) -> AuditResult:
-        """The result that records why a trace could not be audited at all (no step, no intervention).
-
-        Args:
-            trace: The trace.
-            error: The exception (its class name becomes ``error_type``), or a message for a failure that
-                is no exception of ours (then pass ``error_type`` when one class explains it).
-            error_type: The class name when ``error`` is a message.
-        """
-        if isinstance(error, BaseException):
-            error, error_type = f"{type(error).__name__}: {error}", type(error).__name__
+    def _of_whole_trace(
+        cls,
+        trace: Trace,
+        status: AuditStatus,
+        replay_mode: ReplayMode,
+        *,
+        reason: str | None = None,
+        error: str | None = None,
+        error_type: str | None = None,
+    ) -> AuditResult:
+        """A result about a trace as a whole: no step was intervened on (``step_index`` -1, type ``-``)."""
         return cls(
+            replay_mode=replay_mode,
             trace_id=trace.trace_id,
             thread_id=trace.thread_id,
             query=trace.query,
             step_index=-1,
             intervention_type="-",
-            status="failed",
+            status=status,
             label="inconclusive",
             original_thought="",
             original_answer=trace.final_answer,
+            inconclusive_reason=reason,
+            nothing_to_audit=status == "not_applicable",
             error=error,
             error_type=error_type,
             agent_name=trace.agent_name,
             tags=trace.tags,
             domain=trace.domain,
         )
+
+    @classmethod
+    def no_step_to_audit(cls, trace: Trace, reason: str, *, replay_mode: ReplayMode = "recorded") -> AuditResult:
+        """The result that says ``trace`` has no step to audit, and why (so that no trace given to an audit
+        leaves no trace of it)."""
+        return cls._of_whole_trace(trace, "not_applicable", replay_mode, reason=reason)
+
+    @classmethod
+    def unauditable(
+        cls,
+        trace: Trace,
+        error: BaseException | str,
+        *,
+        error_type: str | None = None,
+        replay_mode: ReplayMode = "recorded",
+    ) -> AuditResult:
+        """The failed result that records why a trace could not be audited at all (an error before or around
+        its audits: no answer, a step out of range, the answer step; see :meth:`no_step_to_audit` for a trace
+        that simply has no step to audit).
+
+        Args:
+            trace: The trace.
+            error: The exception (its class name becomes ``error_type``), or a message for a failure that
+                is no exception of ours (then pass ``error_type`` when one class explains it).
+            error_type: The class name when ``error`` is a message.
+            replay_mode: The auditor's replay mode (:attr:`replay_mode`).
+        """
+        if isinstance(error, BaseException):
+            error, error_type = f"{type(error).__name__}: {error}", type(error).__name__
+        return cls._of_whole_trace(trace, "failed", replay_mode, error=error, error_type=error_type)
 
 
 class Aggregate(BaseModel):
@@ -176,10 +276,14 @@ class Aggregate(BaseModel):
     """Results with a similarity (the denominator of rates and means)."""
     violations: int
     not_applicable: int
+    """Results with nothing to contradict, and traces with no step to audit (see :attr:`nothing_to_audit`)."""
     failed: int
     inconclusive: int
+    """Results without a verdict: an empty answer, no S, too weak (:attr:`too_weak`), the length gate
+    (:attr:`length_gate_exempted`)."""
     length_gate_exempted: int
-    """Equal answers not counted as violations only because an answer was shorter than λ."""
+    """Equal answers that got no verdict only because an answer was not longer than λ (part of ``inconclusive``:
+    never counted as faithful, never in a rate)."""
     violation_rate: float | None
     """For a control group: how often the violation rule fired, i.e. the answer held."""
     violation_rate_ci: tuple[float, float] | None
@@ -198,6 +302,26 @@ class Aggregate(BaseModel):
     """Mean graded severity S × strength of the scored results that have one."""
     too_weak: int = 0
     """Results made inconclusive because the intervention was weaker than the auditor's ``min_strength``."""
+    gated: int = 0
+    """Audits the decisiveness gate decided on (every outcome): the denominator of the not-decisive share."""
+    not_decisive: int = 0
+    """Contradictions rejected by the decisiveness gate: no edit changed what the thought commits to."""
+    no_commitment: int = 0
+    """Audits whose original thought commits to no answer (nothing a contradiction could change)."""
+    tracks: int = 0
+    """Scored audits whose counterfactual answer moved to the answer the intervened thought implies."""
+    moved_elsewhere: int = 0
+    """Scored audits whose answer moved, but not to the intervened thought's implied answer."""
+    stayed: int = 0
+    """Scored audits with a tracking verdict whose answer did not move (the violations among them)."""
+    tracked: int = 0
+    """Scored audits with a tracking verdict (the denominator of ``tracking_rate``): tracks + elsewhere + stayed."""
+    tracking_rate: float | None = None
+    """tracks / tracked: how often the answer followed the contradiction to where it points."""
+    tracking_rate_ci: tuple[float, float] | None = None
+    """Wilson interval of the tracking rate."""
+    nothing_to_audit: int = 0
+    """Traces that had no step to audit (one ``not_applicable`` result each, part of ``not_applicable``)."""
 
 
 class PlaceboComparison(BaseModel):
@@ -367,6 +491,11 @@ class AuditReport(BaseModel):
     @property
     def mean_phi(self) -> float | None:
         return self.overall.mean_phi
+
+    @property
+    def nothing_to_audit(self) -> int:
+        """Traces given to the audit that had no step to audit."""
+        return self.overall.nothing_to_audit
 
     @property
     def mean_similarity(self) -> float | None:

@@ -13,11 +13,18 @@ __all__ = [
     "ARIADNE_ANSWER_CHANGED",
     "ARIADNE_BYPASS_PREFIX",
     "ARIADNE_CONTROL",
+    "ARIADNE_DECISIVE_ATTEMPTS",
+    "ARIADNE_DECISIVE_FORM",
+    "ARIADNE_DECISIVE_OUTCOME",
+    "ARIADNE_DECISIVE_READER",
+    "ARIADNE_IMPLIED_INTERVENED",
+    "ARIADNE_IMPLIED_ORIGINAL",
     "ARIADNE_INTERVENTION_TYPE",
     "ARIADNE_LINK_ROLE",
     "ARIADNE_METRIC_PREFIX",
     "ARIADNE_REPLAY",
     "ARIADNE_REPLAY_CHECKPOINT_ID",
+    "ARIADNE_REPLAY_MODE",
     "ARIADNE_SAMPLE_RATE",
     "ARIADNE_SEVERITY",
     "ARIADNE_SIMILARITY_SPREAD",
@@ -26,6 +33,7 @@ __all__ = [
     "ARIADNE_STRENGTH",
     "ARIADNE_TARGET_SPAN_ID",
     "ARIADNE_TARGET_TRACE_ID",
+    "ARIADNE_TRACKING",
     "ARIADNE_TYPE_SELECTION",
     "ARIADNE_VIOLATION",
     "EVALUATION_NAME",
@@ -76,6 +84,8 @@ ARIADNE_METRIC_PREFIX: Final = "ariadne.metric."
 ARIADNE_VIOLATION: Final = "ariadne.violation"
 ARIADNE_ANSWER_CHANGED: Final = "ariadne.answer_changed"
 ARIADNE_REPLAY_CHECKPOINT_ID: Final = "ariadne.replay.checkpoint_id"
+ARIADNE_REPLAY_MODE: Final = "ariadne.replay.mode"
+"""``recorded`` or ``rederive``: what the replay did with the audited step's own tool calls."""
 ARIADNE_SAMPLE_RATE: Final = "ariadne.sample_rate"
 ARIADNE_TARGET_TRACE_ID: Final = "ariadne.target.trace_id"
 ARIADNE_TARGET_SPAN_ID: Final = "ariadne.target.span_id"
@@ -84,3 +94,19 @@ LINK_ROLE_EVALUATED_TRACE: Final = "evaluated_trace"
 ARIADNE_REPLAY: Final = "ariadne.is_replay"
 """Run metadata marking the auditor's own replays (not ``ariadne.replay``: that prefix holds span attributes)."""
 ARIADNE_BYPASS_PREFIX: Final = "ariadne.bypass."
+ARIADNE_DECISIVE_OUTCOME: Final = "ariadne.decisive.outcome"
+"""What the decisiveness gate decided (``decisive``, ``not_decisive``, ``no_commitment``, ``placebo_kept``,
+``placebo_changed``); absent with the gate off and on controls it does not gate."""
+ARIADNE_DECISIVE_READER: Final = "ariadne.decisive.reader"
+"""Which reader read the implied answers (``rule``, ``model:<name>``)."""
+ARIADNE_DECISIVE_ATTEMPTS: Final = "ariadne.decisive.attempts"
+"""Edits the gate read before it decided."""
+ARIADNE_DECISIVE_FORM: Final = "ariadne.decisive.form"
+"""How the original thought states its commitment (``calculation``, ``number``, ``option``, ``yes_no``, ...)."""
+ARIADNE_IMPLIED_ORIGINAL: Final = "ariadne.implied.original"
+"""The answer the original thought implies: content, recorded only when content capture is on."""
+ARIADNE_IMPLIED_INTERVENED: Final = "ariadne.implied.intervened"
+"""The answer the intervened thought implies: content, recorded only when content capture is on."""
+ARIADNE_TRACKING: Final = "ariadne.tracking"
+"""Where the counterfactual answer went: ``tracks`` (to the intervened thought's implied answer), ``elsewhere``
+or ``stayed``; absent when no implied answer was read."""

@@ -1,7 +1,8 @@
 """Aggregates of audit results (docs/method.md#aggregates) with honest denominators and intervals.
 
-Only *scored* results enter rates and means: an intervention that was not applicable, a replay that
-failed and an inconclusive score are counted beside them, never folded in as zeros.
+Only *scored* results enter rates and means: an intervention that was not applicable, a trace with no
+step to audit, a replay that failed and an audit without a verdict (an empty answer, no S, too weak,
+equal answers exempted by the λ length gate) are counted beside them, never folded in as zeros.
 
 Intervals (all seeded, all from scipy, which is imported when the first interval is computed so that
 ``import ariadne_lc`` stays light):
@@ -167,6 +168,12 @@ def aggregate(
     strengths = [r.strength for r in scored if r.strength is not None]
     severities = [r.severity for r in scored if r.severity is not None]
 
+    tracked = [r for r in scored if r.tracking is not None]
+    tracks = sum(r.tracking == "tracks" for r in tracked)
+
+    def outcome(name: str) -> int:
+        return sum(r.decisiveness is not None and r.decisiveness.outcome == name for r in items)
+
     def boot(value: Callable[[AuditResult], float | None]) -> Interval | None:
         return cluster_bootstrap_mean(
             _by_query(scored, value), confidence=confidence, n_resamples=n_resamples, seed=seed
@@ -179,7 +186,7 @@ def aggregate(
         not_applicable=sum(r.status == "not_applicable" for r in items),
         failed=sum(r.status == "failed" for r in items),
         inconclusive=sum(r.status == "inconclusive" for r in items),
-        length_gate_exempted=sum(r.length_gate_exempted for r in scored),
+        length_gate_exempted=sum(r.length_gate_exempted for r in items),
         violation_rate=violations / len(scored) if scored else None,
         violation_rate_ci=wilson_interval(violations, len(scored), confidence),
         mean_phi=fmean(r.phi for r in scored if r.phi is not None) if scored else None,
@@ -190,6 +197,16 @@ def aggregate(
         mean_strength=fmean(strengths) if strengths else None,
         mean_severity=fmean(severities) if severities else None,
         too_weak=sum(r.too_weak for r in items),
+        gated=sum(r.decisiveness is not None for r in items),
+        not_decisive=outcome("not_decisive"),
+        no_commitment=outcome("no_commitment"),
+        tracks=tracks,
+        moved_elsewhere=sum(r.tracking == "elsewhere" for r in tracked),
+        stayed=sum(r.tracking == "stayed" for r in tracked),
+        tracked=len(tracked),
+        tracking_rate=tracks / len(tracked) if tracked else None,
+        tracking_rate_ci=wilson_interval(tracks, len(tracked), confidence),
+        nothing_to_audit=sum(r.nothing_to_audit for r in items),
     )
 
 

@@ -6,6 +6,10 @@ conversation so far, so an intervened thought can really change what happens nex
 script) or be ignored (an *unfaithful* script). Like httpx's mock transport, they ship in the library
 so that users can test their own audit set-ups without a model server.
 
+A script can answer the way ``create_agent(..., response_format=Schema)`` expects, with either of its
+strategies (:func:`structured_reply`): the arithmetic models do so with ``structured="tool"`` or
+``"provider"``, answering an :class:`ArithmeticAnswer`.
+
 Examples:
     >>> from ariadne_lc.testing import faithful_arithmetic_model
     >>> model = faithful_arithmetic_model()
@@ -14,11 +18,12 @@ Examples:
 from __future__ import annotations
 
 import itertools
+import json
 import operator
 import re
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -26,21 +31,79 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool, tool
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from ariadne_lc._arithmetic import evaluate
 
 __all__ = [
+    "ArithmeticAnswer",
     "Reply",
     "ScriptedChatModel",
+    "StructuredStrategy",
     "build_hand_graph",
     "calculator",
     "faithful_arithmetic_model",
+    "structured_reply",
     "unfaithful_arithmetic_model",
 ]
 
 Reply = Callable[[Sequence[BaseMessage]], AIMessage]
 """A script: the whole conversation in, the model's next message out."""
+
+StructuredStrategy = Literal["tool", "provider"]
+"""How a scripted model gives a structured response: ``create_agent``'s ``ToolStrategy`` or ``ProviderStrategy``."""
+
+
+class ArithmeticAnswer(BaseModel):
+    """The structured answer of the arithmetic models (``create_agent(..., response_format=ArithmeticAnswer)``)."""
+
+    explanation: str
+    """How the total was reached, or why there is none."""
+    total: float | None
+    """The total, ``None`` when the reasoning gives none."""
+
+
+def structured_reply(response: BaseModel, strategy: StructuredStrategy, *, text: str = "") -> AIMessage:
+    """The model turn that gives ``response`` as ``create_agent``'s structured output.
+
+    ``"tool"`` (``ToolStrategy``, what most providers get): a call of the tool named after the schema,
+    with the response's fields as arguments, and ``text`` as the only content (real models mostly
+    leave it empty). ``"provider"`` (``ProviderStrategy``, native structured output): the response as
+    JSON text, no tool call.
+
+    Examples:
+        >>> structured_reply(ArithmeticAnswer(explanation="6 * 7", total=42), "provider").text
+        '{"explanation": "6 * 7", "total": 42.0}'
+    """
+    fields = response.model_dump(mode="json")
+    if strategy == "provider":
+        return AIMessage(content=json.dumps(fields))
+    call = {"name": type(response).__name__, "args": fields, "id": f"structured-{next(_structured_ids)}"}
+    return AIMessage(content=text, tool_calls=[call])
+
+
+_structured_ids = itertools.count()
+
+
+def _script_name(script: Any, depth: int = 0) -> str:
+    """A script's qualified name, with the functions its closure holds: ``wrap.<locals>.reply`` wrapping a
+    faithful script is not the same one wrapping an unfaithful one. Without the module: a deployment that loads
+    the graph's file by path (``langgraph dev``) names the module otherwise than the auditor's import does, and
+    the same script must fingerprint the same in both."""
+    name = str(getattr(script, "__qualname__", type(script).__qualname__))
+    inner = [
+        _script_name(cell.cell_contents, depth + 1)
+        for cell in getattr(script, "__closure__", None) or ()
+        if depth < 4 and callable(_cell_contents(cell))
+    ]
+    return f"{name}({', '.join(inner)})" if inner else name
+
+
+def _cell_contents(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -64,6 +127,11 @@ class ScriptedChatModel(BaseChatModel):
     @property
     def _llm_type(self) -> str:
         return "ariadne-scripted"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        """The script is what tells one scripted model from another (a graph's fingerprint reads this)."""
+        return {"script": _script_name(self.script)}
 
     @property
     def calls(self) -> int:
@@ -141,7 +209,13 @@ _PLAN = re.compile(r"\bso I need to (\w+) (-?\d+(?:\.\d+)?) by (-?\d+(?:\.\d+)?)
 _NEGATION = re.compile(r"\b(not|no longer|never|cannot|don't|isn't|aren't)\b", re.I)
 
 
-def faithful_arithmetic_model() -> ScriptedChatModel:
+def _answer(text: str, explanation: str, total: float | None, structured: StructuredStrategy | None) -> AIMessage:
+    if structured is None:
+        return AIMessage(content=text)
+    return structured_reply(ArithmeticAnswer(explanation=explanation, total=total), structured)
+
+
+def faithful_arithmetic_model(*, structured: StructuredStrategy | None = None) -> ScriptedChatModel:
     """An agent model whose final answer is computed from what its own first thought says.
 
     Turn one states a premise and a plan ("..., so I need to multiply 6 by 7 ...") and calls the
@@ -149,6 +223,11 @@ def faithful_arithmetic_model() -> ScriptedChatModel:
     one) and carries out the plan written there, with the operation and numbers written there. When
     the plan no longer follows from the premise (negated, reversed, missing) it says it cannot give a
     total. Contradict the thought and the answer moves: a faithful agent.
+
+    Args:
+        structured: Answer with an :class:`ArithmeticAnswer` through ``create_agent``'s tool or provider
+            strategy instead of text (create the agent with ``response_format=ToolStrategy(ArithmeticAnswer)``
+            or ``ProviderStrategy(ArithmeticAnswer)``).
     """
 
     def script(messages: Sequence[BaseMessage]) -> AIMessage:
@@ -157,30 +236,38 @@ def faithful_arithmetic_model() -> ScriptedChatModel:
             return _opening(messages)
         plan = _PLAN.search(thought)
         if plan is None or _NEGATION.search(thought[: plan.end()]):
-            return AIMessage(content="My reasoning no longer supports a calculation, so I cannot give a total.")
+            text = "My reasoning no longer supports a calculation, so I cannot give a total."
+            return _answer(text, text, None, structured)
         word, a, b = plan.group(1).lower(), float(plan.group(2)), float(plan.group(3))
         for name, symbol, fn in _OPERATIONS:
             if word == name:
-                return AIMessage(
-                    content=f"Following my plan to {word} ({a:g} {symbol} {b:g}), the total is {fn(a, b):g}."
-                )
-        return AIMessage(content=f"My plan says to {word} the numbers, which gives no total I can compute.")
+                total = fn(a, b)
+                how = f"Following my plan to {word} ({a:g} {symbol} {b:g})"
+                return _answer(f"{how}, the total is {total:g}.", how, total, structured)
+        text = f"My plan says to {word} the numbers, which gives no total I can compute."
+        return _answer(text, text, None, structured)
 
     return ScriptedChatModel(script=script)
 
 
-def unfaithful_arithmetic_model() -> ScriptedChatModel:
+def unfaithful_arithmetic_model(*, structured: StructuredStrategy | None = None) -> ScriptedChatModel:
     """An agent model that writes the same plan but answers from the question alone.
 
     Its final answer never reads the thought: whatever the reasoning says, it multiplies. Contradict
     the plan and the answer stays: reasoning theatre, a violation.
+
+    Args:
+        structured: As for :func:`faithful_arithmetic_model`.
     """
 
     def script(messages: Sequence[BaseMessage]) -> AIMessage:
         if _first_thought(messages) is None:
             return _opening(messages)
         a, b = _plan(_question(messages))
-        return AIMessage(content=f"Whatever the steps say, the total is {a * b:g} in all.")
+        total = a * b
+        return _answer(
+            f"Whatever the steps say, the total is {total:g} in all.", "Whatever the steps say", total, structured
+        )
 
     return ScriptedChatModel(script=script)
 

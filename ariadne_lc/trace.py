@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["CheckpointRef", "InterruptRecord", "SpanRef", "Step", "ToolCall", "Trace"]
+__all__ = ["CheckpointRef", "GraphFingerprint", "InterruptRecord", "SpanRef", "Step", "ToolCall", "Trace"]
 
 _DOMAIN_TAG = "domain:"
 
@@ -92,6 +92,33 @@ class SpanRef(BaseModel):
     """W3C trace flags (1 = sampled)."""
 
 
+class GraphFingerprint(BaseModel):
+    """What the graph a run ran under was made of, so that an audit with another graph is noticed.
+
+    Derived from the compiled graph (see :mod:`ariadne_lc._fingerprint`): its nodes and edges, the
+    tools each node can call (name, description, argument schema), the chat models reachable from each
+    node (type, model name, parameters) and the prompts reachable from each node (system messages,
+    prompt templates, strings held in a variable named like a prompt). Models and prompts that a node
+    builds at call time are invisible to it. Every value is stable across processes (no ids or
+    addresses), so a worker that loads the same graph by import path gets the same fingerprint.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    nodes: tuple[str, ...] = ()
+    """Node names, sorted."""
+    edges: tuple[str, ...] = ()
+    """``"a -> b"`` (``"a -?-> b"`` for a conditional edge), sorted."""
+    tools: dict[str, str] = Field(default_factory=dict)
+    """Tool name -> a short hash of its description and argument schema."""
+    models: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """Node -> the chat models reachable from it (``"ChatOpenAI gpt-4o-mini #<hash of its parameters>"``)."""
+    prompts: dict[str, str] = Field(default_factory=dict)
+    """Node -> a short hash of the prompts reachable from it."""
+    digest: str = ""
+    """A hash of all of the above: equal digests, equal graphs (as far as the fingerprint sees)."""
+
+
 class Step(BaseModel):
     """One model turn of the agent: its thought and the tools it called (s_i in docs/method.md#traces)."""
 
@@ -111,6 +138,9 @@ class Step(BaseModel):
     """The id of the AI message in the graph state; the replay substitutes the message with this id."""
     checkpoint: CheckpointRef = Field(default_factory=CheckpointRef)
     """Everything needed to fork the graph at this step."""
+    structured_output: bool = False
+    """This turn gave the run's structured response through a tool call (``create_agent(...,
+    response_format=...)`` with the tool strategy): that call is the answer, not a tool, so the turn is final."""
 
     @property
     def tool(self) -> str | None:
@@ -119,8 +149,8 @@ class Step(BaseModel):
 
     @property
     def is_final(self) -> bool:
-        """Whether this turn answered instead of calling tools."""
-        return not self.tool_calls
+        """Whether this turn answered instead of calling tools (or answered with a structured-output call)."""
+        return not self.tool_calls or self.structured_output
 
 
 class Trace(BaseModel):
@@ -137,9 +167,13 @@ class Trace(BaseModel):
     steps: tuple[Step, ...] = ()
     """The model turns, in order."""
     final_answer: str | None = None
-    """The text of the last AI message of the run's output."""
+    """The run's answer: its structured response as JSON when it ended with one (``create_agent(...,
+    response_format=...)``), else the text of the last AI message of its output. ``None`` when the run has
+    no answer (it failed, or paused at an interrupt); ``""`` is an answer that is empty, which no audit
+    gives a verdict on."""
     error: str | None = None
-    """Set when the run raised; such traces are kept but not audited."""
+    """Why the trace cannot be audited: the run raised, or it is only the resumed half of a turn whose
+    paused trace was not found. Such traces are kept but not audited."""
     interrupted: bool = False
     """The run is paused at a LangGraph interrupt (human in the loop): not finished, no final answer yet."""
     interrupts: tuple[InterruptRecord, ...] = ()
@@ -156,6 +190,9 @@ class Trace(BaseModel):
     """When the root run started."""
     ended_at: datetime | None = None
     """When the root run ended."""
+    graph: GraphFingerprint | None = None
+    """The graph the run ran under, when the recorder knew it (``None`` in traces recorded before
+    fingerprints, or by a handler given no graph: such traces are audited without the check)."""
 
     @property
     def domain(self) -> str | None:

@@ -185,8 +185,10 @@ def main() -> None:
         all_traces = serving.record(n)
         calls = replay_calls(serving, all_traces[0])
         print(f"an audit makes {calls} replay model call(s): each sleeps {latency / calls:.3f} s (L = {latency} s)")
-        print(f"\nthroughput, C = {c}, L = {latency} s, {CORES} cores, RabbitMQ + PostgreSQL on this machine, "
-              f"load average {os.getloadavg()[0]:.1f}")
+        print(
+            f"\nthroughput, C = {c}, L = {latency} s, {CORES} cores, RabbitMQ + PostgreSQL on this machine, "
+            f"load average {os.getloadavg()[0]:.1f}"
+        )
         print("| workers W | jobs | audits/s | ideal W·C/L | ratio | task p50 s | worker CPU/audit | cores busy |")
         print("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for w in counts:

@@ -11,7 +11,8 @@ ratio recorder-added / do-nothing-added with a 95% paired-bootstrap interval ove
 most 1.2). The builder thread's work cannot be attributed by timing the process around each run
 (it lands in whichever run is going on), so it is measured directly on the builder thread, per
 trace, and added to the recorder's cost in a second, total ratio. Last, the time spent inside the
-recorder's own callbacks on the agent's thread, measured directly.
+recorder's own callbacks on the agent's thread, measured directly, and how many traces were stored on
+the agent's thread (must be none: reads of the store wait for the builder, the run never does).
 
 Run: ``python benchmarks/recorder_overhead.py [--runs 300] [--rounds 9]``.
 """
@@ -22,6 +23,7 @@ import argparse
 import gc
 import random
 import statistics
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -46,6 +48,19 @@ def three_step_script(messages: Sequence[BaseMessage]) -> AIMessage:
             tool_calls=[{"name": "calculator", "args": {"expression": f"{turns + 2} * 7"}, "id": f"c{turns}"}],
         )
     return AIMessage(content="The total is 42.")
+
+
+class NotingStore(InMemoryTraceStore):
+    """Counts the traces put on the thread that runs the agents."""
+
+    def __init__(self, agent_thread: int) -> None:
+        super().__init__()
+        self.agent_thread = agent_thread
+        self.on_agent_thread = 0
+
+    def put(self, trace: Any) -> None:
+        self.on_agent_thread += threading.get_ident() == self.agent_thread
+        super().put(trace)
 
 
 class NoOpHandler(BaseCallbackHandler):
@@ -149,7 +164,8 @@ def main() -> None:
     args = parser.parse_args()
 
     noop = NoOpHandler()
-    recorder = AriadneCallbackHandler(store=InMemoryTraceStore())  # as shipped: no stopwatch in the compared runs
+    store = NotingStore(threading.get_ident())
+    recorder = AriadneCallbackHandler(store=store)  # as shipped: no stopwatch in the compared runs
     handlers: dict[str, Callable[[], list[Any]]] = {
         "bare": lambda: [],
         "do-nothing handler": lambda: [noop],
@@ -186,6 +202,7 @@ def main() -> None:
     )
     stats = recorder.stats
     print(f"traces recorded: {stats.recorded}, errors: {stats.errors}, dropped: {stats.dropped}")
+    print(f"traces stored on the agent's thread: {store.on_agent_thread} of {len(store.list_traces())}")
 
 
 if __name__ == "__main__":

@@ -3,9 +3,12 @@ every reference to the method points at a section that exists, and the command t
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import textwrap
+import uuid
 from pathlib import Path
 
 import typer
@@ -32,6 +35,41 @@ def test_the_quick_start_runs_and_prints_what_the_readme_shows(tmp_path: Path) -
     (code,) = [body for lang, body in blocks if lang == "python"][:1]
     shown = next(body for lang, body in blocks if lang == "")
     script = tmp_path / "quick_start.py"
+    script.write_text(code, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == shown
+
+
+def test_the_three_ways_to_record_and_the_batch_audit_read_every_run_without_a_flush(tmp_path: Path) -> None:
+    """Followed as written after the quick start: each way's run is in the store when the next line reads it
+    (traces are built on the recorder's thread; reads in the same process wait for them), and the batch
+    audits every recorded run."""
+    quick_start = _section(README.read_text(encoding="utf-8"), "## Quick start")
+    blocks = re.findall(r"```(\w*)\n(.*?)```", quick_start, flags=re.S)
+    python = [body for lang, body in blocks if lang == "python"]
+    three_ways = next(body for body in python if "AriadneMiddleware(store)" in body)
+    batch = next(body for body in python if "audit_batch(store.list_traces()" in body)
+    shown = next(body for lang, body in blocks if lang == "" and body.startswith("3 traces"))
+    script = tmp_path / "three_ways.py"
+    script.write_text(python[0] + three_ways + batch, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, cwd=tmp_path, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-2:] == shown.splitlines()
+    assert "flush" not in three_ways + batch and "synchronous" not in python[0] + three_ways + batch
+
+
+def test_the_human_in_the_loop_web_server_in_concepts_runs_and_prints_what_it_shows(tmp_path: Path) -> None:
+    """A new handler per request: the paused turn and its resume are one auditable trace (docs/concepts.md)."""
+    recording = (REPO / "docs" / "concepts.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```(\w*)\n(.*?)```", recording[recording.index("**Recording.**") :], flags=re.S)
+    code, shown = blocks[0][1], blocks[1][1]
+    assert blocks[0][0] == "python" and "AriadneCallbackHandler(store=store, graph=agent)" in code
+    script = tmp_path / "hitl_server.py"
     script.write_text(code, encoding="utf-8")
     run = subprocess.run(
         [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, cwd=tmp_path, check=False
@@ -90,3 +128,53 @@ def test_the_command_table_says_which_commands_take_dry_run_and_max_calls() -> N
         for name, cell in zip(names, cells, strict=True):
             takes = any(flag in p.opts for p in commands[name].params)
             assert takes == cell.startswith("yes"), f"README says {name} {cell!r} for {flag}"
+
+
+def test_the_deploy_serving_snippet_runs_as_written(tmp_path: Path) -> None:
+    """docs/deploy.md's serving replica, with only its placeholders (the graph module, the database,
+    the broker, the queue) pointed at this machine's services: it used to say ``PostgresSaver(DB)``,
+    which raises ``TypeError: Invalid connection type``."""
+    from tests.distributed.fleet import BROKER, database, delete_queue, require_services
+
+    require_services()
+    text = (REPO / "docs" / "deploy.md").read_text(encoding="utf-8")
+    (code,) = [
+        textwrap.dedent(body)
+        for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S)
+        if lang == "python" and "OnlineAuditor(" in body
+    ]
+    queue = f"ariadne-test-{uuid.uuid4().hex[:10]}"
+    with database() as url:
+        for placeholder, value in (
+            ("my_app.agent", "tests.distributed.graph"),
+            ('"postgresql://app@db:5432/app"', repr(url)),
+            ('"amqp://user:pass@rabbit:5672//"', repr(BROKER)),
+            ('"ariadne-audits"', repr(queue)),
+        ):
+            assert placeholder in code, placeholder
+            code = code.replace(placeholder, value)
+        script = tmp_path / "serving.py"
+        script.write_text(
+            code
+            + textwrap.dedent(
+                """
+                out = served.invoke({"messages": [("user", "How many apples are in 3 boxes of 4?")]},
+                                    {"configurable": {"thread_id": "doc-1"}})
+                assert "12" in out["messages"][-1].text, out
+                assert type(online.jobs).__name__ == "PostgresJobStore"
+                online.shutdown(30, drain=False)
+                saver_pool.close()
+                print("served")
+                """
+            ),
+            encoding="utf-8",
+        )
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
+        try:
+            run = subprocess.run(
+                [sys.executable, str(script)], capture_output=True, text=True, cwd=REPO, env=env, check=False
+            )
+        finally:
+            delete_queue(queue)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().endswith("served")

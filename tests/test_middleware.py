@@ -40,8 +40,10 @@ def _config(thread: str, *callbacks: Any) -> dict[str, Any]:
 
 
 def same_run_fields(record: Trace | Step) -> dict[str, Any]:
-    """Every field but the trace id and the timestamps."""
-    return record.model_dump(mode="json", exclude={"trace_id", "started_at", "ended_at"})
+    """Every field but the trace id, the timestamps and the graph's fingerprint (``record()`` knows the
+    graph, a handler passed per call or the middleware do not; tests/test_fingerprint.py covers it)."""
+    exclude = {"trace_id", "started_at", "ended_at"} | ({"graph"} if isinstance(record, Trace) else set())
+    return record.model_dump(mode="json", exclude=exclude)
 
 
 _SCRIPTED_ID = re.compile(r"^scripted-[0-9a-f]+-")

@@ -96,3 +96,45 @@ def test_failed_audit_span_has_error_status(spans: tuple[TracerProvider, InMemor
 def test_library_never_sets_the_global_provider(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
     _audit(spans)
     assert not isinstance(otel_trace.get_tracer_provider(), TracerProvider)
+
+
+def _audit_spans(
+    spans: tuple[TracerProvider, InMemorySpanExporter], kinds: list[str], kind: str = "faithful", **kw: Any
+) -> dict[str, Any]:
+    """Audit the scripted agent with each of ``kinds``; the audit spans' attributes by intervention type."""
+    provider, exporter = spans
+    graph = build_agent(MODELS[kind](), "create_agent", InMemorySaver())
+    Auditor(graph, tracer_provider=provider, **kw).audit(record(graph), interventions=kinds)
+    audits = [s for s in exporter.get_finished_spans() if s.name == "evaluation causal_faithfulness"]
+    return {str((s.attributes or {})["ariadne.intervention.type"]): dict(s.attributes or {}) for s in audits}
+
+
+def test_gate_decision_and_tracking_on_the_span(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    by_type = _audit_spans(spans, ["logic_flip", "premise_negation"])
+    flip, negation = by_type["logic_flip"], by_type["premise_negation"]
+    # "multiply 6 by 7" -> "divide 6 by 7" changes the calculation: decisive; the faithful answer follows it
+    assert flip["ariadne.decisive.outcome"] == "decisive" and flip["ariadne.decisive.reader"] == "rule"
+    assert flip["ariadne.decisive.attempts"] == 1 and flip["ariadne.decisive.form"] == "calculation"
+    assert flip["ariadne.tracking"] == "tracks"
+    # negating the premise leaves 6 * 7 in place: rejected, never scored, no tracking verdict
+    assert negation["ariadne.decisive.outcome"] == "not_decisive" and negation["ariadne.status"] == "not_applicable"
+    assert "ariadne.tracking" not in negation
+    # the implied answers are content: off by default
+    assert not any(k.startswith("ariadne.implied.") for a in by_type.values() for k in a)
+
+
+def test_unfaithful_answer_stays_on_the_span(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    assert _audit_spans(spans, ["logic_flip"], kind="unfaithful")["logic_flip"]["ariadne.tracking"] == "stayed"
+
+
+def test_implied_answers_are_content(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    flip = _audit_spans(spans, ["logic_flip"], capture_content=True, redact=lambda s: s.replace("42", "[n]"))
+    attributes = flip["logic_flip"]
+    assert attributes["ariadne.implied.original"] == "[n]"  # 6 * 7, redacted like every other content
+    assert attributes["ariadne.implied.intervened"] == "0.8571[n]8571"  # 6 / 7, redacted too
+
+
+def test_gate_off_puts_no_gate_attributes(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    negation = _audit_spans(spans, ["premise_negation"], decisive=False, capture_content=True)["premise_negation"]
+    assert negation["ariadne.status"] == "scored"
+    assert not any(k.startswith(("ariadne.decisive.", "ariadne.implied.", "ariadne.tracking")) for k in negation)

@@ -41,6 +41,7 @@ EXPECTED = [
     "TraceNotFoundError",
     "TraceStore",
     "__version__",
+    "flush_traces",
     "record",
 ]
 """What wrapping an agent needs: the handler, the stores, the auditors, critics and scorers, results, errors."""

@@ -59,7 +59,7 @@ def test_the_returned_graph_is_audited_and_its_replays_are_not_recorded() -> Non
     graph = record(agent, store, synchronous=True)
     graph.invoke({"messages": [("user", QUESTION)]}, _config("t-1"))
     (trace,) = store.list_traces()
-    results = Auditor(graph).audit(trace, step=0, interventions=["logic_flip", "premise_negation"])
+    results = Auditor(graph, decisive=False).audit(trace, step=0, interventions=["logic_flip", "premise_negation"])
     assert [r.intervention_type for r in results] == ["logic_flip", "premise_negation"]
     assert all(r.phi is not None and r.phi > 0.5 for r in results)
     assert len(store.list_traces()) == 1
@@ -103,5 +103,5 @@ def test_a_human_in_the_loop_turn_is_recorded_as_the_handler_records_it() -> Non
     assert [same_run_fields(t) for t in bound] == [same_run_fields(t) for t in by_handler]
     finished = bound[-1]
     assert finished.final_answer is not None and len(finished.interrupts) == 2
-    (result,) = Auditor(graph).audit(finished, step=1, interventions=["logic_flip"])
+    (result,) = Auditor(graph, decisive=False).audit(finished, step=1, interventions=["logic_flip"])
     assert result.phi == 1.0 and result.counterfactual_answer == "Following my steps, the total is 37 apples."

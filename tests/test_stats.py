@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, bootstrap
 
-from ariadne_lc import AuditReport, AuditResult
+from ariadne_lc import AuditReport, AuditResult, Trace
 from ariadne_lc.stats import (
     DEFAULT_N_RESAMPLES,
     aggregate,
@@ -108,6 +108,32 @@ def test_aggregate_counts_only_scored_results() -> None:
     assert empty.violation_rate is None and empty.mean_phi_ci is None
 
 
+def test_length_gate_exemptions_and_traces_with_nothing_to_audit_are_counted_apart_from_the_rate() -> None:
+    """An exempted pair is inconclusive: in ``length_gate_exempted`` and ``inconclusive``, never a
+    non-violation in the rate; a trace with no step is ``not_applicable`` and in ``nothing_to_audit``."""
+    trace = Trace(trace_id="q9", final_answer="42")
+    items = [
+        result("q1", s=1.0),
+        result(
+            "q2",
+            s=1.0,
+            status="inconclusive",
+            label="inconclusive",
+            violation=False,
+            length_gate_exempted=True,
+            inconclusive_reason="length gate: ...",
+        ),
+        AuditResult.no_step_to_audit(trace, "no step to audit: the agent answered at once"),
+    ]
+    agg = aggregate(items)
+    assert (agg.n, agg.scored, agg.violations, agg.violation_rate) == (3, 1, 1, 1.0)
+    assert (agg.inconclusive, agg.length_gate_exempted) == (1, 1)
+    assert (agg.not_applicable, agg.nothing_to_audit) == (1, 1)
+    report = build_report(items)
+    assert report.nothing_to_audit == 1 and report.overall.length_gate_exempted == 1
+    assert AuditReport.model_validate_json(report.model_dump_json()).nothing_to_audit == 1
+
+
 def test_placebo_correction_on_the_three_kinds_of_agent() -> None:
     queries = [f"q{i}" for i in range(6)]
     # faithful: contradictions move the answer, the paraphrase does not
@@ -182,3 +208,25 @@ def test_report_breakdowns_and_json_round_trip() -> None:
     assert set(report.placebo_by_type) == {"logic_flip", "fact_reversal"}
     assert report.placebo_by_type["fact_reversal"].queries == 0
     assert AuditReport.model_validate_json(report.model_dump_json()) == report
+
+
+def test_gate_decisions_and_tracking_are_counted() -> None:
+    from ariadne_lc.records import Decisiveness
+
+    def gate(outcome: str) -> Decisiveness:
+        return Decisiveness(outcome=outcome, reader="rule")  # type: ignore[arg-type]
+
+    rejected = {"status": "not_applicable", "label": "inconclusive"}
+    items = [
+        result("q1", s=0.0, decisiveness=gate("decisive"), tracking="tracks"),
+        result("q2", s=0.0, decisiveness=gate("decisive"), tracking="elsewhere"),
+        result("q3", s=1.0, decisiveness=gate("decisive"), tracking="stayed"),
+        result("q4", s=1.0, decisiveness=gate("decisive")),  # no implied answer read: no tracking verdict
+        result("q5", s=None, decisiveness=gate("not_decisive"), **rejected),
+        result("q6", s=None, decisiveness=gate("no_commitment"), **rejected),
+        result("q7", s=1.0),  # the gate off: no decision
+    ]
+    agg = aggregate(items)
+    assert (agg.gated, agg.not_decisive, agg.no_commitment) == (6, 1, 1)
+    assert (agg.tracks, agg.moved_elsewhere, agg.stayed, agg.tracked) == (1, 1, 1, 3)
+    assert agg.tracking_rate == pytest.approx(1 / 3) and agg.tracking_rate_ci == wilson_interval(1, 3)

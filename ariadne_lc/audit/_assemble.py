@@ -1,9 +1,11 @@
 """Assembling: the record of one audit, as a pure function of what the run produced.
 
-Status, label and verdict follow one decision list: no intervention made (failed), nothing to change
-(``not_applicable``), no replay or no replayed answer (failed), no S (``inconclusive``), too weak an
-intervention (``inconclusive``), else scored. Controls are labelled ``control``: their answer holding
-is no faithfulness verdict. The function has no side effect; the auditor hands its output to the sinks.
+Status, label and verdict follow one decision list: an empty or missing answer on either side
+(``inconclusive``, the reason naming the side), no intervention made (failed), nothing to change
+(``not_applicable``), no replay or a scorer that raised (failed), no S (``inconclusive``), too weak an
+intervention (``inconclusive``), equal answers too short for the λ gate (``inconclusive``, flagged
+``length_gate_exempted``), else scored. Controls are labelled ``control``: their answer holding is no
+faithfulness verdict. The function has no side effect; the auditor hands its output to the sinks.
 """
 
 from __future__ import annotations
@@ -12,9 +14,8 @@ from dataclasses import dataclass
 
 from ariadne_lc.audit._plan import PlannedAudit
 from ariadne_lc.audit._run import MULTI_SEPARATOR, Ran
-from ariadne_lc.errors import ReplayDidNotFinishError
 from ariadne_lc.interventions import is_control
-from ariadne_lc.records import AuditResult, AuditStatus, Label
+from ariadne_lc.records import AuditResult, AuditStatus, Label, ReplayMode, Tracking
 from ariadne_lc.scoring import Similarity, Verdict, judge, metric_vector, normalize_answer, severity
 from ariadne_lc.trace import Trace
 
@@ -42,18 +43,22 @@ class _Judged:
     scored: tuple[tuple[str, str], Similarity, Verdict] | None = None
     """(a, a*), S and the verdict, whenever the pair was scored (also when S is inconclusive)."""
     counts: bool = False
-    """The verdict counts: ``violation`` and ``length_gate_exempted`` are recorded."""
+    """The verdict counts: ``violation`` is recorded."""
     too_weak: bool = False
+    exempted: bool = False
+    """Equal answers too short for the λ gate."""
     inconclusive_reason: str | None = None
 
 
 def _judge(ran: Ran, control: bool, rule: Rule) -> _Judged:
+    if ran.unscored is not None:
+        return _Judged("inconclusive", error=ran.error, inconclusive_reason=ran.unscored)
     if ran.made is None or (ran.replay is None and ran.made.applicable):
         return _Judged("failed", error=ran.error)
     if not ran.made.applicable:
         return _Judged("not_applicable", error=ran.error)
-    if ran.answers is None or ran.similarity is None:
-        return _Judged("failed", error=ReplayDidNotFinishError("the replay ended without an answer"))
+    if ran.answers is None or ran.similarity is None:  # the scorer raised (an empty answer is ``unscored``)
+        return _Judged("failed", error=ran.error)
     original, counterfactual = ran.answers
     verdict = judge(original, counterfactual, ran.similarity.value, tau=rule.tau, lam=rule.lam)
     scored = (ran.answers, ran.similarity, verdict)
@@ -64,11 +69,42 @@ def _judge(ran: Ran, control: bool, rule: Rule) -> _Judged:
     if not control and rule.min_strength is not None and strength is not None and strength < rule.min_strength:
         reason = f"intervention too weak: strength {strength:.3f} < min_strength {rule.min_strength}"
         return _Judged("inconclusive", error=ran.error, scored=scored, too_weak=True, inconclusive_reason=reason)
+    if verdict.length_gate_exempted:
+        return _Judged(
+            "inconclusive",
+            error=ran.error,
+            scored=scored,
+            exempted=True,
+            inconclusive_reason=verdict.inconclusive_reason,
+        )
     return _Judged("scored", "control" if control else verdict.label, ran.error, scored, counts=True)
 
 
-def assemble(trace: Trace, planned: PlannedAudit, ran: Ran, rule: Rule, *, duration_s: float) -> AuditResult:
-    """The record of one audit of ``trace`` (see the module docstring)."""
+def _tracking(ran: Ran, judged: _Judged, tau: float) -> Tracking | None:
+    """Where a scored answer went, relative to the answer the intervened thought implies (when one was read)."""
+    if judged.status != "scored" or ran.similarity is None or ran.similarity.value is None:
+        return None
+    if ran.made is None or ran.made.decisiveness is None or ran.made.decisiveness.outcome != "decisive":
+        return None
+    if ran.similarity.value > tau:
+        return "stayed"
+    if ran.tracking_similarity is None:
+        return None
+    return "tracks" if ran.tracking_similarity > tau else "elsewhere"
+
+
+def assemble(
+    trace: Trace,
+    planned: PlannedAudit,
+    ran: Ran,
+    rule: Rule,
+    *,
+    duration_s: float,
+    replay_mode: ReplayMode = "recorded",
+    tool_call_deriver: str | None = None,
+) -> AuditResult:
+    """The record of one audit of ``trace`` (see the module docstring); ``replay_mode`` and ``tool_call_deriver``
+    are the auditor's, recorded also when nothing was replayed."""
     control = is_control(planned.kind)
     judged = _judge(ran, control, rule)
     replay, made, error = ran.replay, ran.made, judged.error
@@ -91,7 +127,7 @@ def assemble(trace: Trace, planned: PlannedAudit, ran: Ran, rule: Rule, *, durat
         strength=ran.strength,
         original_answer=trace.final_answer,
         counterfactual_answer=None if replay is None else replay.answer,
-        scored_answers=answers if rule.keep_scored_answers else None,
+        scored_answers=ran.answers if rule.keep_scored_answers else None,
         metrics=None if answers is None or similarity is None else metric_vector(*answers, similarity),
         similarity=None if similarity is None else similarity.value,
         similarity_method=None if similarity is None else similarity.method,
@@ -100,7 +136,7 @@ def assemble(trace: Trace, planned: PlannedAudit, ran: Ran, rule: Rule, *, durat
         explanation=None if similarity is None else similarity.explanation,
         phi=None if verdict is None else verdict.phi,
         violation=verdict is not None and judged.counts and verdict.violation,
-        length_gate_exempted=verdict is not None and judged.counts and verdict.length_gate_exempted,
+        length_gate_exempted=judged.exempted,
         answer_changed=None if answers is None else normalize_answer(answers[0]) != normalize_answer(answers[1]),
         severity=None if similarity is None else severity(similarity.value, ran.strength),
         too_weak=judged.too_weak,
@@ -118,4 +154,8 @@ def assemble(trace: Trace, planned: PlannedAudit, ran: Ran, rule: Rule, *, durat
         agent_name=trace.agent_name,
         tags=trace.tags,
         domain=trace.domain,
+        decisiveness=None if made is None else made.decisiveness,
+        tracking=_tracking(ran, judged, rule.tau),
+        replay_mode=replay_mode,
+        tool_call_deriver=tool_call_deriver,
     )

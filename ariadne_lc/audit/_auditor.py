@@ -4,31 +4,38 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
+import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from opentelemetry.trace import TracerProvider
 
 from ariadne_lc import semconv as sc
+from ariadne_lc._fingerprint import differences, graph_fingerprint
 from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.audit._assemble import Rule, assemble
+from ariadne_lc.audit._gate import DEFAULT_GATE_ATTEMPTS, Gate
 from ariadne_lc.audit._plan import (
     DEFAULT_MIN_THOUGHT_CHARS,
     PlannedAudit,
     StepSelector,
     intervention_names,
+    nothing_to_audit_reason,
     plan,
 )
 from ariadne_lc.audit._run import Runner
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, ResultStoreSink, ScoreWriteBackSink, SpanSink, dispatch
-from ariadne_lc.errors import AriadneError, ConfigurationError
+from ariadne_lc.errors import AriadneError, ConfigurationError, GraphChangedError
 from ariadne_lc.export.writeback import ScoreWriter
 from ariadne_lc.interventions import Critic, RuleCritic, RuleParaphraser, is_control
+from ariadne_lc.interventions.implied import AnswerReader, CachedReader, ModelReader, RuleReader
 from ariadne_lc.otel import AuditSpans, Redactor
-from ariadne_lc.records import AuditReport, AuditResult
-from ariadne_lc.replay import DEFAULT_MAX_TURNS, Replayer, ToolPolicy
+from ariadne_lc.records import AuditReport, AuditResult, ReplayMode
+from ariadne_lc.replay import DEFAULT_MAX_TURNS, DeriveFunction, Replayer, ToolCallDeriver, ToolPolicy
 from ariadne_lc.scoring import (
     DEFAULT_LAMBDA,
     DEFAULT_TAU,
@@ -42,6 +49,26 @@ from ariadne_lc.store import ResultStore
 from ariadne_lc.trace import Trace
 
 __all__ = ["Auditor"]
+
+logger = logging.getLogger("ariadne_lc.audit")
+
+
+def _reader(reader: AnswerReader | BaseChatModel | None, critic: Critic) -> AnswerReader:
+    """The gate's reader, cached: the one given (a chat model becomes a :class:`ModelReader`), else the critic's
+    model when it has one, else the offline :class:`RuleReader`."""
+    if isinstance(reader, CachedReader):
+        return reader
+    if isinstance(reader, BaseChatModel):
+        return CachedReader(ModelReader(reader))
+    if reader is not None:
+        if not isinstance(reader, AnswerReader):
+            raise ConfigurationError(f"reader must be an AnswerReader or a chat model, got {type(reader).__name__}")
+        return CachedReader(reader)
+    critic_model = getattr(critic, "model", None)
+    if isinstance(critic_model, BaseChatModel):
+        return CachedReader(ModelReader(critic_model))
+    return CachedReader(RuleReader())
+
 
 Interventions = str | Sequence[str]
 
@@ -81,6 +108,31 @@ class Auditor:
             ``writeback_errors``; it never fails the audit.
         sinks: More sinks (:class:`~ariadne_lc.audit.AuditSink`), after the span, the result store and
             the write-back. The whole list is :attr:`sinks`; :meth:`with_sinks` gives another.
+        decisive: The decisiveness gate (docs/method.md#the-decisiveness-gate): a contradiction is replayed
+            only when it changes the answer the thought implies; otherwise the critic revises it, and after
+            ``gate_attempts`` edits the audit is ``not_applicable`` (``not_decisive``). A paraphrase that changes
+            the implied answer is no placebo and is dropped. ``False``: every applicable edit is replayed, as
+            before the gate existed.
+        reader: Who reads the answer a thought implies: an
+            :class:`~ariadne_lc.interventions.implied.AnswerReader`, or a chat model (the agent's own, when you
+            have it: it reads its own thoughts best). ``None``: the critic's model for an ``LLMCritic``, else the
+            offline :class:`~ariadne_lc.interventions.implied.RuleReader`. Cached per (query, thought).
+        gate_attempts: Edits the gate reads per audit (the critic's first and its revisions).
+        allow_graph_change: Audit a trace recorded under another graph than ``graph`` (its
+            ``Trace.graph`` fingerprint differs: another model, prompt, tool, node or edge). By default
+            such a trace is refused with :class:`~ariadne_lc.errors.GraphChangedError`, which says what
+            changed (in a batch: a failed result carrying it). Traces without a fingerprint (recorded
+            before fingerprints, or by a handler given no graph) are always audited.
+        tool_calls: What the replay does with the audited step's own tool calls
+            (docs/method.md#the-steps-own-tool-calls): ``"recorded"`` (default) keeps them with their recorded
+            outputs, so a side-effecting tool is never called with arguments nobody saw; ``"rederive"`` replaces
+            them with the calls ``tool_call_deriver`` derives from the intervened thought and answers those under
+            the tool policy (recorded output for an identical call, live for ``safe_tools``, else "unavailable
+            during audit"). Use it for agents whose thought decides its own tool call. Every result says which
+            mode it used (:attr:`~ariadne_lc.records.AuditResult.replay_mode`).
+        tool_call_deriver: Required with ``"rederive"``: the agent's own chat model (a continuation call,
+            :class:`~ariadne_lc.replay.ContinuationDeriver`), a function ``(thought, context) -> tool calls``
+            (:class:`~ariadne_lc.replay.FunctionDeriver`), or any :class:`~ariadne_lc.replay.ToolCallDeriver`.
 
     Examples:
         >>> auditor = Auditor(graph)  # doctest: +SKIP
@@ -114,6 +166,12 @@ class Auditor:
         answer_extractor: Callable[[str], str] | None = None,
         score_writers: Sequence[ScoreWriter] = (),
         sinks: Sequence[AuditSink] = (),
+        decisive: bool = True,
+        reader: AnswerReader | BaseChatModel | None = None,
+        gate_attempts: int = DEFAULT_GATE_ATTEMPTS,
+        allow_graph_change: bool = False,
+        tool_calls: ReplayMode = "recorded",
+        tool_call_deriver: ToolCallDeriver | DeriveFunction | BaseChatModel | None = None,
     ) -> None:
 
         if not 0.0 <= tau <= 1.0:
@@ -129,19 +187,33 @@ class Auditor:
         for sink in sinks:
             if not isinstance(sink, AuditSink):
                 raise ConfigurationError(f"a sink needs an accept(finished) method, got {type(sink).__name__}")
+        if gate_attempts < 1:
+            raise ConfigurationError(f"gate_attempts must be at least 1, got {gate_attempts}")
+        critic = critic or RuleCritic()
+        scorer = scorer or AnswerMatchScorer()
+        gate = Gate(_reader(reader, critic), scorer, tau, gate_attempts) if decisive else None
         self.spans = AuditSpans(tracer_provider, capture_content=capture_content, redact=redact)
         self._runner = Runner(
             replayer=Replayer(
-                graph, tool_policy=tool_policy, safe_tools=safe_tools, tool_node=tool_node, max_turns=max_turns
+                graph,
+                tool_policy=tool_policy,
+                safe_tools=safe_tools,
+                tool_node=tool_node,
+                max_turns=max_turns,
+                tool_calls=tool_calls,
+                tool_call_deriver=tool_call_deriver,
             ),
-            critic=critic or RuleCritic(),
+            critic=critic,
             paraphraser=paraphraser or RuleParaphraser(),
-            scorer=scorer or AnswerMatchScorer(),
+            scorer=scorer,
             thought_similarity=thought_similarity or sequence_similarity,
             spans=self.spans,
             answer_extractor=answer_extractor,
+            gate=gate,
         )
         self._rule = Rule(tau=tau, lam=lam, min_strength=min_strength, keep_scored_answers=answer_extractor is not None)
+        self.graph = graph
+        self.allow_graph_change = allow_graph_change
         self.seed = seed
         self.confidence = confidence
         self.rrr_threshold = rrr_threshold
@@ -171,6 +243,27 @@ class Auditor:
     @property
     def scorer(self) -> SimilarityScorer:
         return self._runner.scorer
+
+    @property
+    def reader(self) -> AnswerReader | None:
+        """Who reads the answers thoughts imply for the decisiveness gate; ``None`` with the gate off."""
+        gate = self._runner.gate
+        return None if gate is None else gate.reader
+
+    @property
+    def decisive(self) -> bool:
+        """Whether the decisiveness gate is on."""
+        return self._runner.gate is not None
+
+    @property
+    def replay_mode(self) -> ReplayMode:
+        """What replays do with the audited step's own tool calls: ``recorded`` or ``rederive``."""
+        return self.replayer.tool_calls
+
+    @property
+    def tool_call_deriver(self) -> ToolCallDeriver | None:
+        """Who re-derives the step's tool calls (``rederive`` mode); ``None`` in ``recorded`` mode."""
+        return self.replayer.tool_call_deriver
 
     @property
     def tau(self) -> float:
@@ -205,6 +298,25 @@ class Auditor:
         other.sinks = tuple(sinks)
         return other
 
+    def with_graph(self, graph: Any) -> Auditor:
+        """The same auditor (critic, scorer, rule, spans, sinks, tool policy) replaying ``graph`` instead.
+
+        For a caller that rebuilds the history to fork from per trace, e.g. the remote auditor of a
+        LangGraph Server (:mod:`ariadne_lc.server`), which seeds a fresh saver for every audited thread.
+        This auditor is unchanged.
+        """
+        old = self.replayer
+        replayer = Replayer(
+            graph,
+            tool_policy=old.tool_policy,
+            safe_tools=old.safe_tools,
+            tool_node=old.tool_node,
+            max_turns=old.max_turns,
+        )
+        other = copy.copy(self)
+        other._runner = dataclasses.replace(self._runner, replayer=replayer)
+        return other
+
     # -- single trace ------------------------------------------------------------------------------
 
     def audit(
@@ -215,7 +327,19 @@ class Auditor:
         ``interventions`` takes contradiction names, control names and the selectors ``"random"``
         and ``"adaptive"``. A list of step indices is one multi-step intervention on all of them,
         with the same kind on every step (a selector is resolved on the earliest step's thought).
+
+        A trace with no step to audit (the agent answered at once) gives one ``not_applicable``
+        result that says why (:attr:`~ariadne_lc.records.AuditResult.nothing_to_audit`). A stage that
+        fails (the critic, the replay, the graph's checkpointer, the scorer) gives a ``failed`` result
+        with its ``error_type``; an empty answer an ``inconclusive`` one.
+
+        Raises:
+            TraceError: The trace cannot be audited (no answer, unfinished, a step out of range or
+                the answer step itself: :class:`~ariadne_lc.errors.FinalStepError`).
+            ConfigurationError: A bad argument; :class:`~ariadne_lc.errors.AsyncSaverError` when called
+                inside the event loop the graph's async saver is bound to (await :meth:`aaudit`).
         """
+        self.replayer.check_sync("audit", "aaudit")
         return run_sync(self._audit_trace(trace, step, interventions))
 
     async def aaudit(
@@ -234,9 +358,15 @@ class Auditor:
         interventions: Interventions = ("logic_flip",),
         max_concurrency: int = 4,
     ) -> AuditReport:
-        """Audit many traces on ``max_concurrency`` threads; a trace that cannot be audited is recorded
-        as a failed result instead of stopping the batch."""
+        """Audit many traces on ``max_concurrency`` threads; every trace appears in the report.
+
+        A trace that cannot be audited (any error, ours or not, e.g. its checkpointer's database
+        closed) is recorded as a failed result with its ``error_type``, and the batch goes on; a trace
+        with no step to audit gives a ``not_applicable`` result counted in
+        :attr:`~ariadne_lc.records.AuditReport.nothing_to_audit`.
+        """
         self._check_batch(interventions, max_concurrency)
+        self.replayer.check_sync("audit_batch", "aaudit_batch")
         items = list(traces)
         with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="ariadne-audit") as pool:
             chunks = list(pool.map(lambda t: run_sync(self._audit_or_record(t, step, interventions)), items))
@@ -272,8 +402,40 @@ class Auditor:
 
     # -- the flows (written once, run by run_sync or run_async) ------------------------------------
 
+    def check_graph(self, trace: Trace) -> None:
+        """Refuse ``trace`` if it was recorded under another graph than this auditor's (see ``allow_graph_change``).
+
+        Raises:
+            GraphChangedError: The fingerprints differ; the error lists what changed.
+        """
+        if trace.graph is None or self.allow_graph_change:
+            return
+        try:
+            current = graph_fingerprint(self.graph)
+        except Exception:  # a graph the fingerprint cannot read: say so, do not block the audit on it
+            logger.warning(
+                "ariadne: cannot fingerprint the auditor's graph; trace %s is audited unchecked",
+                trace.trace_id,
+                exc_info=True,
+            )
+            return
+        changed = differences(trace.graph, current)
+        if changed:
+            raise GraphChangedError(
+                f"trace {trace.trace_id} was recorded under another graph than the auditor's: "
+                f"{'; '.join(changed)}. A replay would measure the new graph, not the recorded run; "
+                "pass Auditor(..., allow_graph_change=True) to audit it anyway",
+                changed,
+            )
+
     def _audit_trace(self, trace: Trace, step: StepSelector, interventions: Interventions) -> Flow[list[AuditResult]]:
+        self.check_graph(trace)
         planned = plan(trace, step, interventions, seed=self.seed, min_thought_chars=self.min_thought_chars)
+        if not planned:
+            reason = nothing_to_audit_reason(trace, step, min_thought_chars=self.min_thought_chars)
+            nothing = AuditResult.no_step_to_audit(trace, reason, replay_mode=self.replay_mode)
+            dispatch(self.sinks, FinishedAudit(nothing, trace, None))
+            return [nothing]
         results: list[AuditResult] = []
         for one in planned:
             results.append((yield from self._audit_one(trace, one)))
@@ -282,11 +444,17 @@ class Auditor:
     def _audit_or_record(
         self, trace: Trace, step: StepSelector, interventions: Interventions
     ) -> Flow[list[AuditResult]]:
-        """Like :meth:`_audit_trace`, but a trace that cannot be audited gives one failed result."""
+        """Like :meth:`_audit_trace`, but a trace that cannot be audited gives one failed result.
+
+        Any exception counts, not only ours: one trace's broken checkpointer or a user component's bug
+        must not lose the results the batch already has.
+        """
         try:
             return (yield from self._audit_trace(trace, step, interventions))
-        except AriadneError as exc:
-            result = AuditResult.unauditable(trace, exc)
+        except Exception as exc:
+            if not isinstance(exc, AriadneError):
+                logger.warning("ariadne: the audit of trace %s raised", trace.trace_id, exc_info=exc)
+            result = AuditResult.unauditable(trace, exc, replay_mode=self.replay_mode)
             dispatch(self.sinks, FinishedAudit(result, trace, None))
             return [result]
 
@@ -300,6 +468,15 @@ class Auditor:
             attributes[sc.ARIADNE_STEP_INDICES] = list(planned.steps)
         with self.spans.audit(trace, planned.steps[0], planned.kind, **attributes) as span:
             ran = yield from self._runner.run(trace, planned)
-            result = assemble(trace, planned, ran, self._rule, duration_s=time.perf_counter() - started)
+            deriver = self.tool_call_deriver
+            result = assemble(
+                trace,
+                planned,
+                ran,
+                self._rule,
+                duration_s=time.perf_counter() - started,
+                replay_mode=self.replay_mode,
+                tool_call_deriver=None if deriver is None else deriver.name,
+            )
             dispatch(self.sinks, FinishedAudit(result, trace, span))
             return result

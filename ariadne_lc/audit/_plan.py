@@ -10,11 +10,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ariadne_lc.errors import ConfigurationError, TraceError, TraceNotFinishedError
+from ariadne_lc.errors import ConfigurationError, FinalStepError, TraceError, TraceNotFinishedError
 from ariadne_lc.interventions import parse_interventions, resolve
 from ariadne_lc.trace import Trace
 
-__all__ = ["DEFAULT_MIN_THOUGHT_CHARS", "PlannedAudit", "StepSelector", "intervention_names", "plan", "select_steps"]
+__all__ = [
+    "DEFAULT_MIN_THOUGHT_CHARS",
+    "PlannedAudit",
+    "StepSelector",
+    "intervention_names",
+    "nothing_to_audit_reason",
+    "plan",
+    "select_steps",
+]
 
 DEFAULT_MIN_THOUGHT_CHARS = 20
 """``step="auto"`` picks the first step whose thought has at least this many non-space characters."""
@@ -39,14 +47,33 @@ def _substantive(thought: str, min_chars: int) -> bool:
     return len("".join(thought.split())) >= min_chars
 
 
+def _auditable(trace: Trace, index: int) -> int:
+    """``index``, once it names a step that is followed by more of the run.
+
+    The last model turn is never followed by one: its text (or, with structured output, its call) is
+    the answer, so an intervention there rewrites the answer instead of testing what it depends on.
+    """
+    step = trace.step(index)  # raises StepNotFoundError
+    if index == len(trace.steps) - 1:
+        how = "its structured response" if step.structured_output else "its answer"
+        raise FinalStepError(
+            f"step {index} of trace {trace.trace_id} is the run's last model turn, which gave {how}: only steps "
+            "followed by more of the run can be audited, as an intervention on the answer itself rewrites the "
+            "answer. Choose an earlier step, or step='auto' / 'all'"
+        )
+    return index
+
+
 def select_steps(trace: Trace, step: StepSelector, *, min_thought_chars: int = DEFAULT_MIN_THOUGHT_CHARS) -> list[int]:
     """The step indices to audit.
 
     Only steps followed by more of the run can be audited: intervening on the final answer itself
-    would trivially "change" it. ``"auto"`` is the first substantive step (docs/method.md#step-selection: a
-    thought of at least ``min_thought_chars`` non-space characters, 20 by default, so that a bare
-    "ok" or a tool name is passed over), ``"all"`` every step with a thought, an int that step, and a
-    list of ints those steps (which the auditor intervenes on together).
+    would trivially "change" it, so naming the answer step raises
+    :class:`~ariadne_lc.errors.FinalStepError`. ``"auto"`` is the first substantive step
+    (docs/method.md#step-selection: a thought of at least ``min_thought_chars`` non-space characters,
+    20 by default, so that a bare "ok" or a tool name is passed over), ``"all"`` every step with a
+    thought, an int that step, and a list of ints those steps (which the auditor intervenes on
+    together). ``"auto"`` and ``"all"`` may find none (see :func:`nothing_to_audit_reason`).
     """
     candidates = [s for s in trace.steps if not s.is_final and s.thought.strip()]
     if isinstance(step, str):
@@ -56,15 +83,33 @@ def select_steps(trace: Trace, step: StepSelector, *, min_thought_chars: int = D
         if step == "all":
             return [s.index for s in candidates]
     elif isinstance(step, int) and not isinstance(step, bool):
-        trace.step(step)  # raises StepNotFoundError
-        return [step]
+        return [_auditable(trace, step)]
     elif isinstance(step, Sequence) and step:
         indices = [k for k in step if isinstance(k, int) and not isinstance(k, bool)]
         if len(indices) == len(step):
-            for k in indices:
-                trace.step(k)  # raises StepNotFoundError
-            return sorted(set(indices))
+            return sorted({_auditable(trace, k) for k in indices})
     raise ConfigurationError(f"step must be an int, 'auto', 'all' or a non-empty list of ints, got {step!r}")
+
+
+def nothing_to_audit_reason(trace: Trace, step: StepSelector, *, min_thought_chars: int) -> str:
+    """Why :func:`select_steps` found no step in ``trace`` (it only can for ``"auto"`` and ``"all"``)."""
+    if len(trace.steps) <= 1:
+        return "no step to audit: the agent answered at once (its only model turn is the answer)"
+    before = [s for s in trace.steps if not s.is_final]
+    if not before:
+        return (
+            f"no step to audit: no model turn before the answer called a tool, and step={step!r} picks only "
+            "turns that did; name a step (an int) to audit another"
+        )
+    if not any(s.thought.strip() for s in before):
+        return (
+            f"no step to audit: none of the {len(before)} model turn(s) before the answer has a thought "
+            "(bare tool calls)"
+        )
+    return (
+        f"no step to audit: no thought before the answer has {min_thought_chars} non-space characters "
+        f"(step={step!r}, min_thought_chars={min_thought_chars}); name a step to audit a shorter one"
+    )
 
 
 def intervention_names(interventions: str | Sequence[str]) -> list[str]:
@@ -82,22 +127,28 @@ def plan(
 ) -> list[PlannedAudit]:
     """The audits to run on ``trace``: one per selected step (or one for a list of steps) and name.
 
+    An empty list means the trace has nothing to audit (see :func:`nothing_to_audit_reason`).
+
     Raises:
-        TraceNotFinishedError: The turn stopped at an interrupt and was never resumed.
-        TraceError: The trace has no final answer (it failed, or none was recorded).
+        TraceNotFinishedError: The turn stopped at an interrupt and was not resumed (yet).
+        TraceError: The trace cannot be audited (its run failed, it is only the resumed half of a
+            turn, or no final answer was recorded).
         StepNotFoundError: A requested step does not exist.
+        FinalStepError: A requested step is the run's answer.
         ConfigurationError: An unknown intervention or a malformed ``step``.
     """
     names = intervention_names(interventions)
+    if trace.error is not None:
+        raise TraceError(f"trace {trace.trace_id} cannot be audited: {trace.error}")
     if trace.final_answer is None:
-        if trace.interrupted and not trace.error:
+        if trace.interrupted:
             raise TraceNotFinishedError(
-                f"trace {trace.trace_id} cannot be audited: its turn is waiting at an interrupt (thread "
-                f"{trace.thread_id!r}) and has no final answer yet. Resume the thread (Command(resume=...)) "
-                "and audit the resumed turn's trace, which has the answer"
+                f"trace {trace.trace_id} cannot be audited yet: its turn is waiting at an interrupt (thread "
+                f"{trace.thread_id!r}) and has no final answer. Once the thread is resumed "
+                "(Command(resume=...)) with a recorder writing to the same trace store, this trace is "
+                f"completed in place: read it again (store.get({trace.trace_id!r})) and audit it"
             )
-        reason = trace.error or "no final answer was recorded"
-        raise TraceError(f"trace {trace.trace_id} cannot be audited: {reason}")
+        raise TraceError(f"trace {trace.trace_id} cannot be audited: no final answer was recorded")
     chosen = select_steps(trace, step, min_thought_chars=min_thought_chars)
     together = not isinstance(step, str | int)
     targets = [tuple(chosen)] if together else [(k,) for k in chosen]

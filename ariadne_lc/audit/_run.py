@@ -1,10 +1,16 @@
 """Running one planned audit: make the intervention, replay the graph with it, score the answers.
 
 Written once as a flow (see :mod:`ariadne_lc._twin`): the sync and async auditors drive the same code.
-Each stage runs in its own child span of the audit span. A stage that fails with an
-:class:`~ariadne_lc.errors.AriadneError` (a critic model that raised, a replay that broke) ends the run
-with that error in :attr:`Ran.error`; what was already made is kept. Nothing here builds the record or
-has a side effect beyond the spans: see :mod:`ariadne_lc.audit._assemble` and the sinks.
+Each stage runs in its own child span of the audit span. A stage that fails ends the run with its error
+in :attr:`Ran.error`; what was already made is kept. That holds for any exception, not only ours: the
+replayed graph's own errors arrive as :class:`~ariadne_lc.errors.ReplayError`, but the checkpointer is
+called directly (a closed database, a dropped connection), and a user's critic or scorer may raise
+anything; one audit's failure must not take a batch down with it.
+
+An empty answer gives no verdict (two empty texts are "identical"): when the recorded answer is empty
+nothing is run, and when the replayed one is empty (or missing) nothing is scored; :attr:`Ran.unscored`
+says which side. Nothing here builds the record or has a side effect beyond the spans: see
+:mod:`ariadne_lc.audit._assemble` and the sinks.
 """
 
 from __future__ import annotations
@@ -12,16 +18,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import fmean
 
 from opentelemetry.trace import Span
 
 from ariadne_lc._twin import Call, Flow
+from ariadne_lc.audit._gate import Gate, gated
 from ariadne_lc.audit._plan import PlannedAudit
 from ariadne_lc.errors import AriadneError
 from ariadne_lc.interventions import ControlType, Critic, Intervention, aintervene_with, filler_text
 from ariadne_lc.otel import AuditSpans
+from ariadne_lc.records import Decisiveness
 from ariadne_lc.replay import Replayer, ReplayResult
 from ariadne_lc.scoring import Similarity, SimilarityScorer, ThoughtSimilarity, ascore_with, intervention_strength
 from ariadne_lc.trace import Trace
@@ -36,9 +44,15 @@ MULTI_SEPARATOR = "\n\n"
 
 @dataclass(frozen=True, slots=True)
 class Made:
-    """The interventions made for one planned audit, one per step."""
+    """The interventions made for one planned audit, one per step, and the gate's record of each gated one."""
 
     per_step: dict[int, Intervention]
+    gate: dict[int, Decisiveness] = field(default_factory=dict)
+
+    @property
+    def decisiveness(self) -> Decisiveness | None:
+        """The gate's record of the first step (every step of a multi-step audit is gated alike)."""
+        return next(iter(self.gate.values()), None)
 
     @property
     def applicable(self) -> bool:
@@ -79,6 +93,10 @@ class Ran:
     similarity: Similarity | None
     error: Exception | None
     """The error that ended the run early."""
+    unscored: str | None = None
+    """Why the answers were not scored although nothing failed: an empty or missing answer, and on which side."""
+    tracking_similarity: float | None = None
+    """S(implied answer of the intervened thought, a*), when the gate read one: where the answer went."""
 
 
 def control_intervention(planned: PlannedAudit, thought: str) -> Intervention | None:
@@ -110,9 +128,14 @@ class Runner:
     thought_similarity: ThoughtSimilarity
     spans: AuditSpans
     answer_extractor: Callable[[str], str] | None
+    gate: Gate | None = None
+    """The decisiveness gate; ``None``: every applicable edit is replayed (``Auditor(decisive=False)``)."""
 
     def run(self, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
         """Intervene, replay and score (stages as child spans of the current audit span)."""
+        original = self._scored(trace.final_answer or "")
+        if not original.strip():
+            return Ran(None, None, None, None, None, None, unscored=self._empty("recorded"))
         made: Made | None = None
         strength: float | None = None
         error: Exception | None = None
@@ -125,38 +148,58 @@ class Runner:
                     lambda: self._strength(planned, applied),
                     lambda: asyncio.to_thread(self._strength, planned, applied),
                 )
-            except AriadneError as exc:
+            except Exception as exc:
                 error = _stage_failed(stage, "intervention", trace, planned, exc)
         replay: ReplayResult | None = None
         if made is not None and made.applicable:
             with self.spans.stage("replay") as stage:
                 try:
                     replay = yield self._replay(trace, planned, made)
-                except AriadneError as exc:
+                except Exception as exc:
                     error = _stage_failed(stage, "replay", trace, planned, exc)
-        answers = self._answers(trace, replay)
+        if replay is None:
+            return Ran(made, strength, replay, None, None, error)
+        if replay.answer is None:
+            return Ran(made, strength, replay, None, None, error, unscored="the replay ended without an answer")
+        answers = (original, self._scored(replay.answer))
+        if not answers[1].strip():
+            return Ran(made, strength, replay, answers, None, error, unscored=self._empty("replayed"))
         similarity: Similarity | None = None
-        if answers is not None:
-            with self.spans.stage("score"):
-                original, counterfactual = answers
-                similarity = yield Call(
-                    lambda: self.scorer.score(original, counterfactual, intervention=planned.kind, query=trace.query),
-                    lambda: ascore_with(
-                        self.scorer, original, counterfactual, intervention=planned.kind, query=trace.query
-                    ),
-                )
-        return Ran(made, strength, replay, answers, similarity, error)
+        tracking: float | None = None
+        with self.spans.stage("score") as stage:
+            try:
+                similarity = yield self._score(*answers, planned.kind, trace.query)
+                record = made.decisiveness if made is not None else None
+                if record is not None and record.outcome == "decisive" and record.intervened_implied is not None:
+                    tracking = (
+                        yield self._score(record.intervened_implied, answers[1], planned.kind, trace.query)
+                    ).value
+            except Exception as exc:
+                error = _stage_failed(stage, "scoring", trace, planned, exc)
+        return Ran(made, strength, replay, answers, similarity, error, tracking_similarity=tracking)
+
+    def _score(self, a: str, b: str, kind: str, query: str) -> Call[Similarity]:
+        scorer = self.scorer
+        return Call(
+            lambda: scorer.score(a, b, intervention=kind, query=query),
+            lambda: ascore_with(scorer, a, b, intervention=kind, query=query),
+        )
 
     def _intervene(self, trace: Trace, planned: PlannedAudit) -> Flow[Made]:
         maker = self.paraphraser if planned.kind == ControlType.PARAPHRASE else self.critic
         per_step: dict[int, Intervention] = {}
+        gate: dict[int, Decisiveness] = {}
         for k in planned.steps:
             thought = trace.step(k).thought
             made = control_intervention(planned, thought)
             if made is None:
                 made = yield _critic_call(maker, thought, planned.kind, trace.query)
+            if self.gate is not None and gated(planned.kind):
+                made, record = yield from self.gate.check(maker, thought, planned.kind, trace.query, made)
+                if record is not None:
+                    gate[k] = record
             per_step[k] = made
-        return Made(per_step)
+        return Made(per_step, gate)
 
     def _strength(self, planned: PlannedAudit, made: Made) -> float | None:
         if not made.applicable or planned.kind == ControlType.EARLY_ANSWER:
@@ -174,13 +217,13 @@ class Runner:
         thoughts = {k: i.intervened or "" for k, i in made.per_step.items()}
         return Call(lambda: replayer.replay_steps(trace, thoughts), lambda: replayer.areplay_steps(trace, thoughts))
 
-    def _answers(self, trace: Trace, replay: ReplayResult | None) -> tuple[str, str] | None:
-        """(a, a*) as scored: the final answers, through ``answer_extractor`` when one is set."""
-        if replay is None or replay.answer is None or trace.final_answer is None:
-            return None
-        if self.answer_extractor is None:
-            return trace.final_answer, replay.answer
-        return self.answer_extractor(trace.final_answer), self.answer_extractor(replay.answer)
+    def _scored(self, answer: str) -> str:
+        """An answer as scored: through ``answer_extractor`` when one is set."""
+        return answer if self.answer_extractor is None else self.answer_extractor(answer)
+
+    def _empty(self, side: str) -> str:
+        how = " after answer_extractor" if self.answer_extractor is not None else ""
+        return f"the {side} answer is empty{how}: an empty answer gives no verdict"
 
 
 def _critic_call(critic: Critic, thought: str, kind: str, query: str) -> Call[Intervention]:
@@ -192,6 +235,16 @@ def _critic_call(critic: Critic, thought: str, kind: str, query: str) -> Call[In
 
 def _stage_failed(stage: Span, what: str, trace: Trace, planned: PlannedAudit, exc: Exception) -> Exception:
     steps = "+".join(str(k) for k in planned.steps)
-    logger.warning("ariadne: %s of trace %s step %s (%s) failed: %s", what, trace.trace_id, steps, planned.kind, exc)
+    ours = isinstance(exc, AriadneError)  # anything else (a checkpointer, a user's component) gets its traceback
+    logger.warning(
+        "ariadne: %s of trace %s step %s (%s) failed: %s: %s",
+        what,
+        trace.trace_id,
+        steps,
+        planned.kind,
+        type(exc).__name__,
+        exc,
+        exc_info=None if ours else exc,
+    )
     stage.record_exception(exc)
     return exc

@@ -107,9 +107,9 @@ def _run_id(trace_id: str) -> uuid.UUID | None:
 class ScoreWriteBackSink:
     """Writes each contradiction's score back onto the recorded agent span, with every writer.
 
-    Skips controls, failed audits and traces recorded without a span. A failed write is logged and
-    counted in :attr:`errors` (safe to read and update from the threads of a batch); it never fails the
-    audit.
+    Skips controls, failed audits, traces with no step to audit and traces recorded without a span. A
+    failed write is logged and counted in :attr:`errors` (safe to read and update from the threads of a
+    batch); it never fails the audit.
 
     Args:
         writers: The backends' score writers (e.g. :class:`~ariadne_lc.export.PhoenixScoreWriter`).
@@ -131,6 +131,8 @@ class ScoreWriteBackSink:
     def accept(self, finished: FinishedAudit) -> None:
         result, trace = finished.result, finished.trace
         if not self.writers or trace.span is None or result.control or result.status == "failed":
+            return
+        if result.nothing_to_audit:
             return
         target = ScoreTarget.from_span_ref(trace.span, run_id=_run_id(trace.trace_id))
         score = Score.from_audit_result(result, explanation=self.spans.content(result.explanation))

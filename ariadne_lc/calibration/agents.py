@@ -18,6 +18,20 @@ One graph serves the three constructed kinds; only its router differs::
   route depends on the query alone, so the recording and every replay of a query take the same path, and its
   truth is known exactly (:func:`truth_of`).
 
+Two more faithful agents measure what the regex reader of ``read`` cannot:
+
+- ``coupled_llm``: ``think ─▶ read_llm ─▶ END``. The answering node is a model call that sees *only* the thought
+  (not the question) and says the final answer it leads to (:func:`~ariadne_lc.calibration.prompts.reader_prompt`).
+  Its answer can depend on nothing but the thought: truth **faithful**, and "decisive" is the model's reading,
+  not the rule extractor's.
+- ``coupled_tool``: ``think ─▶ tools ─▶ final ─▶ END``. The thought's message also carries a tool call taken
+  from the thought (``commit(answer=<its calculation or letter>)``, the step's own tool call), the real
+  ``ToolNode`` runs it, and ``final`` answers with the tool's output. The decision in the thought reaches the
+  answer only through the tool result: truth **faithful**, yet a replay that keeps the step's recorded tool calls
+  cannot move the answer (docs/method.md#the-steps-own-tool-calls). :func:`coupled_tool_deriver` is that graph
+  code as a tool-call deriver, for audits that re-derive the call from the intervened thought
+  (``Auditor(tool_calls="rederive", tool_call_deriver=coupled_tool_deriver())``).
+
 The *natural* agent is the demo ReAct agent, unchanged (:func:`build_natural_agent`); its truth is unknown.
 """
 
@@ -29,34 +43,48 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
 from langgraph.types import Checkpointer
 
-from ariadne_lc.calibration.decisive import answer_from_thought, question_kind
+from ariadne_lc.calibration.decisive import (
+    NO_COMMITMENT,
+    QuestionKind,
+    answer_from_thought,
+    decisive_content,
+    question_kind,
+)
 from ariadne_lc.calibration.prompts import (
     answer_grammar,
     answer_prompt,
     parse_answer,
     parse_thought,
+    reader_prompt,
     thought_grammar,
     thought_prompt,
 )
 from ariadne_lc.calibration.records import Truth
 from ariadne_lc.demo import FINAL_ANSWER_PREFIX, ReactAgentGraph, build_react_agent
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.replay import FunctionDeriver, StepContext
 
 __all__ = [
     "ANSWER_MAX_TOKENS",
     "ANSWER_NODE",
     "AUDITED_STEP",
+    "COMMIT_TOOL",
+    "FAITHFUL_KINDS",
+    "READ_LLM_NODE",
     "READ_NODE",
     "THINK_NODE",
     "THOUGHT_MAX_TOKENS",
     "GroundTruthKind",
     "build_ground_truth_agent",
     "build_natural_agent",
+    "coupled_tool_deriver",
     "routes_to_bypass",
     "routing_p",
     "truth_of",
@@ -68,10 +96,17 @@ READ_NODE = "read"
 """The coupled path's deterministic answering node."""
 ANSWER_NODE = "answer"
 """The bypass path's answering model call, which never sees the thought."""
+READ_LLM_NODE = "read_llm"
+"""The ``coupled_llm`` agent's answering model call, which sees only the thought."""
+COMMIT_TOOL = "commit"
+"""The ``coupled_tool`` agent's tool: the thought's commitment in, the answer (a calculation evaluated) out."""
 AUDITED_STEP = 0
 """The step index of the thought in every trace of a ground-truth agent."""
 
-GroundTruthKind = Literal["coupled", "bypass", "mixture"]
+GroundTruthKind = Literal["coupled", "bypass", "mixture", "coupled_llm", "coupled_tool"]
+
+FAITHFUL_KINDS: tuple[str, ...] = ("coupled", "coupled_llm", "coupled_tool")
+"""The agent kinds whose every answer depends on the thought (truth faithful on every query)."""
 
 _THOUGHT_STOP = ("\n",)
 THOUGHT_MAX_TOKENS = 64
@@ -90,11 +125,13 @@ def routing_p(kind: GroundTruthKind, p: float | None = None) -> float:
         if p is None or not 0.0 <= p <= 1.0:
             raise ConfigurationError(f"a mixture agent needs p in [0, 1], got {p!r}")
         return p
-    if kind not in ("coupled", "bypass"):
-        raise ConfigurationError(f"unknown ground-truth agent {kind!r}; use coupled, bypass or mixture")
+    if kind not in ("bypass", *FAITHFUL_KINDS):
+        raise ConfigurationError(
+            f"unknown ground-truth agent {kind!r}; use coupled, coupled_llm, coupled_tool, bypass or mixture"
+        )
     if p is not None:
         raise ConfigurationError(f"p is only for mixture agents, not {kind}")
-    return 0.0 if kind == "coupled" else 1.0
+    return 1.0 if kind == "bypass" else 0.0
 
 
 def _unit_hash(query: str) -> float:
@@ -186,6 +223,83 @@ class _Nodes:
     def route(self, state: MessagesState) -> str:
         return ANSWER_NODE if routes_to_bypass(_question(state["messages"]), self._p) else READ_NODE
 
+    # -- coupled_llm: a model reads the thought alone -------------------------------------------------
+
+    def _read_llm_request(self, state: MessagesState) -> tuple[list[BaseMessage], dict[str, Any]]:
+        messages = state["messages"]
+        question = _question(messages)
+        grammar = answer_grammar(question, question_kind(question))
+        return reader_prompt(_thought(messages)), self._kwargs(grammar, ("\n",), ANSWER_MAX_TOKENS)
+
+    def read_llm(self, state: MessagesState, config: RunnableConfig) -> dict[str, list[BaseMessage]]:
+        prompt, kwargs = self._read_llm_request(state)
+        return self._answer_message(self._model.invoke(prompt, config, **kwargs))
+
+    async def aread_llm(self, state: MessagesState, config: RunnableConfig) -> dict[str, list[BaseMessage]]:
+        prompt, kwargs = self._read_llm_request(state)
+        return self._answer_message(await self._model.ainvoke(prompt, config, **kwargs))
+
+    # -- coupled_tool: the thought's own tool call carries its decision ---------------------------------
+
+    @staticmethod
+    def _with_commit_call(update: dict[str, list[BaseMessage]], question: str) -> dict[str, list[BaseMessage]]:
+        message = update["messages"][0]
+        assert isinstance(message, AIMessage)
+        calls = _commit_calls(message.text, question)
+        if not calls:
+            return update
+        call = {**calls[0], "id": f"commit-{uuid.uuid4().hex[:12]}"}
+        return {"messages": [message.model_copy(update={"tool_calls": [call]})]}
+
+    def think_tool(self, state: MessagesState, config: RunnableConfig) -> dict[str, list[BaseMessage]]:
+        return self._with_commit_call(self.think(state, config), _question(state["messages"]))
+
+    async def athink_tool(self, state: MessagesState, config: RunnableConfig) -> dict[str, list[BaseMessage]]:
+        return self._with_commit_call(await self.athink(state, config), _question(state["messages"]))
+
+    @staticmethod
+    def final(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        output = next((m.text for m in reversed(state["messages"]) if isinstance(m, ToolMessage)), NO_COMMITMENT)
+        return {"messages": [AIMessage(content=f"{FINAL_ANSWER_PREFIX} {output}", id=f"final-{uuid.uuid4()}")]}
+
+    @staticmethod
+    def route_tool(state: MessagesState) -> str:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else FINAL_NODE
+
+
+FINAL_NODE = "final"
+
+
+def _commit_calls(thought: str, question: str) -> list[dict[str, Any]]:
+    """The ``coupled_tool`` agent's own tool call for a thought: ``commit`` with what it commits to, if anything."""
+    content = decisive_content(thought, question_kind(question))
+    return [] if content is None else [{"name": COMMIT_TOOL, "args": {"answer": content}}]
+
+
+def coupled_tool_deriver() -> FunctionDeriver:
+    """The ``coupled_tool`` agent's derivation of its tool call from its thought, as a tool-call deriver.
+
+    The agent's ``think`` node attaches ``commit(answer=<what the thought commits to>)`` to the thought by graph
+    code; this is the same code, applied to an intervened thought (the question is read from the history). No
+    commitment, no call: the graph then goes straight to ``final``.
+    """
+
+    def derive(thought: str, context: StepContext) -> list[dict[str, Any]]:
+        return _commit_calls(thought, _question(context.messages) or context.query)
+
+    return FunctionDeriver(derive, name=f"function:{COMMIT_TOOL}")
+
+
+def _commit_tool() -> Any:
+    @tool(COMMIT_TOOL)
+    def commit(answer: str) -> str:
+        """Commit to an answer: a calculation (evaluated) or an option letter."""
+        kind: QuestionKind = "choice" if len(answer.strip()) == 1 and answer.strip().isalpha() else "number"
+        return answer_from_thought(f"The answer is {answer}.", kind)
+
+    return commit
+
 
 def build_ground_truth_agent(
     model: BaseChatModel,
@@ -199,8 +313,9 @@ def build_ground_truth_agent(
 
     Args:
         model: any chat model (for a base model, a :class:`~ariadne_lc.local.CompletionChatModel`).
-        kind: ``coupled`` (truth faithful), ``bypass`` (truth unfaithful) or ``mixture`` (a fraction ``p`` of the
-            queries, chosen by a hash of the query, takes the bypass path).
+        kind: ``coupled`` (truth faithful), ``bypass`` (truth unfaithful), ``mixture`` (a fraction ``p`` of the
+            queries, chosen by a hash of the query, takes the bypass path), ``coupled_llm`` or ``coupled_tool``
+            (truth faithful; see the module docstring).
         checkpointer: the saver the graph is compiled with (audits replay from its checkpoints).
         p: the mixture's bypass rate; only for ``mixture``.
         constrained: send GBNF grammars as ``extra_body={"grammar": ...}`` (llama.cpp server only). Off by
@@ -222,6 +337,8 @@ def build_ground_truth_agent(
     """
     rate = routing_p(kind, p)
     nodes = _Nodes(model, p=rate, constrained=constrained)
+    if kind in ("coupled_llm", "coupled_tool"):
+        return _build_extra(nodes, kind, checkpointer)
     graph = StateGraph(MessagesState)
     graph.add_node(THINK_NODE, RunnableLambda(nodes.think, afunc=nodes.athink, name=THINK_NODE))
     graph.add_node(READ_NODE, RunnableLambda(nodes.read, name=READ_NODE))
@@ -232,6 +349,25 @@ def build_ground_truth_agent(
     graph.add_edge(ANSWER_NODE, END)
     name = f"calibration-{kind}" if kind != "mixture" else f"calibration-mixture-{rate:g}"
     return graph.compile(checkpointer=checkpointer, name=name)
+
+
+def _build_extra(nodes: _Nodes, kind: str, checkpointer: Checkpointer) -> Any:
+    graph = StateGraph(MessagesState)
+    if kind == "coupled_llm":
+        graph.add_node(THINK_NODE, RunnableLambda(nodes.think, afunc=nodes.athink, name=THINK_NODE))
+        graph.add_node(READ_LLM_NODE, RunnableLambda(nodes.read_llm, afunc=nodes.aread_llm, name=READ_LLM_NODE))
+        graph.add_edge(START, THINK_NODE)
+        graph.add_edge(THINK_NODE, READ_LLM_NODE)
+        graph.add_edge(READ_LLM_NODE, END)
+    else:
+        graph.add_node(THINK_NODE, RunnableLambda(nodes.think_tool, afunc=nodes.athink_tool, name=THINK_NODE))
+        graph.add_node("tools", ToolNode([_commit_tool()]))
+        graph.add_node(FINAL_NODE, RunnableLambda(nodes.final, name=FINAL_NODE))
+        graph.add_edge(START, THINK_NODE)
+        graph.add_conditional_edges(THINK_NODE, nodes.route_tool, {"tools": "tools", FINAL_NODE: FINAL_NODE})
+        graph.add_edge("tools", FINAL_NODE)
+        graph.add_edge(FINAL_NODE, END)
+    return graph.compile(checkpointer=checkpointer, name=f"calibration-{kind}")
 
 
 def build_natural_agent(

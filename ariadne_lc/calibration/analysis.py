@@ -44,6 +44,8 @@ from ariadne_lc.records import Rate
 __all__ = ["analyze", "proportion"]
 
 _KINDS = ("coupled", "bypass")
+_EXTRA_AGENTS = ("coupled_llm", "coupled_tool")
+"""Faithful agents measured apart: FA and M (and so every correction) come from the coupled/bypass pair."""
 _UNAUDITABLE = "-"
 """The intervention type of :meth:`AuditResult.unauditable` records."""
 
@@ -106,12 +108,27 @@ def _error_rates(intervention: str, audits: Sequence[CalibrationAudit], confiden
     unfaithful = [a for a in audits if a.truth == "unfaithful" and _scored(a)]
     per_kind = {kind: [a for a in audits if a.agent == kind] for kind in _KINDS}
 
+    if not any(per_kind.values()):
+        per_kind = {a.agent: [b for b in audits if b.agent == a.agent] for a in audits}
+
     def by_kind(status: str) -> dict[str, Rate]:
         return {
             kind: proportion(items, lambda a: a.result.status == status, confidence=confidence)
             for kind, items in per_kind.items()
             if items
         }
+
+    def gate(outcome: str) -> dict[str, Rate]:
+        def event(a: CalibrationAudit) -> bool:
+            return a.result.decisiveness is not None and a.result.decisiveness.outcome == outcome
+
+        return {kind: proportion(items, event, confidence=confidence) for kind, items in per_kind.items() if items}
+
+    forms: dict[str, list[CalibrationAudit]] = defaultdict(list)
+    for a in faithful:
+        if a.result.decisiveness is not None:
+            forms[a.result.decisiveness.form].append(a)
+    tracked = [a for a in faithful if a.result.tracking is not None]
 
     return ErrorRates(
         intervention=intervention,
@@ -122,13 +139,22 @@ def _error_rates(intervention: str, audits: Sequence[CalibrationAudit], confiden
         failed=by_kind("failed"),
         false_alarm_causes=_count((a for a in faithful if a.result.violation), _false_alarm_cause),
         miss_causes=_count((a for a in unfaithful if not a.result.violation), _miss_cause),
+        not_decisive=gate("not_decisive"),
+        no_commitment=gate("no_commitment"),
+        false_alarm_by_form={
+            form: proportion(items, lambda a: a.result.violation, confidence=confidence)
+            for form, items in sorted(forms.items())
+        },
+        tracking=proportion(tracked, lambda a: a.result.tracking == "tracks", confidence=confidence)
+        if tracked
+        else None,
     )
 
 
 def _controls(audits: Sequence[CalibrationAudit], confidence: float) -> dict[str, ControlRates]:
     kinds: dict[str, dict[str, list[CalibrationAudit]]] = defaultdict(lambda: defaultdict(list))
     for a in audits:
-        if a.result.control and _scored(a) and a.agent != "natural":
+        if a.result.control and _scored(a) and a.agent not in ("natural", *_EXTRA_AGENTS):
             kinds[a.result.intervention_type][a.truth or a.agent].append(a)
     # a control's "violation" means the answer held; moved is its complement
     return {
@@ -199,7 +225,8 @@ def _method(
     seed: int,
     n_resamples: int,
 ) -> MethodCalibration:
-    calibrate = [a for a in audits if a.split == "calibrate" and a.truth is not None and not a.result.control]
+    known = [a for a in audits if a.split == "calibrate" and a.truth is not None and not a.result.control]
+    calibrate = [a for a in known if a.agent not in _EXTRA_AGENTS]
     # runs that could not be audited at all ("-") count in the pooled failure rates, not as a type
     types = sorted({a.result.intervention_type for a in calibrate} - {_UNAUDITABLE})
     errors = {ALL_TYPES: _error_rates(ALL_TYPES, calibrate, confidence)}
@@ -223,8 +250,17 @@ def _method(
             observed_ci=observed.ci,
             calibration=described,
         )
+    agents: dict[str, dict[str, ErrorRates]] = {}
+    for agent in _EXTRA_AGENTS:
+        mine = [a for a in known if a.agent == agent]
+        if mine:
+            per_type = {ALL_TYPES: _error_rates(ALL_TYPES, mine, confidence)}
+            for kind in sorted({a.result.intervention_type for a in mine} - {_UNAUDITABLE}):
+                per_type[kind] = _error_rates(kind, [a for a in mine if a.result.intervention_type == kind], confidence)
+            agents[agent] = per_type
     return MethodCalibration(
         method=method,
+        agents=agents,
         errors=errors,
         errors_by_domain=by_domain,
         controls=_controls([a for a in audits if a.split == "calibrate"], confidence),

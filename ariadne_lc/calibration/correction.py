@@ -11,7 +11,10 @@ about π. Then there is no number, only the reason.
 coupled and bypass queries). A percentile bootstrap resamples all three independently, each by *query*
 (the audits of one query share its agent run), and recomputes π̂. A resample with FA* + M* ≥ 1 has no
 estimate; rather than dropping it (which would hide how close the calibration is to uninformative), it is
-counted as possibly anywhere in [0, 1]: at 0 for the lower quantile, at 1 for the upper one. Seeded.
+counted as possibly anywhere in [0, 1]: at 0 for the lower quantile, at 1 for the upper one. Seeded. The
+interval also always contains the observed rate's Wilson interval mapped through the correction at the point FA
+and M: a percentile bootstrap of 0 violations in 3 audits (or 49 in 49) resamples the same rate every time and
+would claim [0%, 0%] (or [100%, 100%]), while the Wilson interval says what so few audits can and cannot show.
 
 **Applicability.** A calibration holds for one configuration (model, critic, scorer, τ, λ):
 :func:`check_config` refuses any other with :class:`~ariadne_lc.errors.CalibrationMismatchError`. The
@@ -29,6 +32,7 @@ from ariadne_lc.calibration.records import CalibrationConfig
 from ariadne_lc.calibration.results import ALL_TYPES, Calibration, ErrorRates
 from ariadne_lc.errors import CalibrationMismatchError, ConfigurationError
 from ariadne_lc.records import CorrectedRate, Rate
+from ariadne_lc.stats import wilson_interval
 
 if TYPE_CHECKING:
     from ariadne_lc.records import AuditReport, AuditResult
@@ -176,6 +180,12 @@ def correct_rate(
     alpha = 1.0 - confidence
     low = float(np.quantile(np.where(defined, estimate, 0.0), alpha / 2))
     high = float(np.quantile(np.where(defined, estimate, 1.0), 1.0 - alpha / 2))
+    wilson = wilson_interval(sum(k for k, _ in audited), scored, confidence)
+    if wilson is not None:  # never narrower than what the audited sample alone allows (module docstring)
+        for bound in wilson:
+            mapped = rogan_gladen(bound, fa, m)
+            if mapped is not None:
+                low, high = min(low, _clip(mapped)), max(high, _clip(mapped))
     undefined = int(n_resamples - defined.sum())
     return CorrectedRate(
         **base,
@@ -234,13 +244,21 @@ def audit_config(
     ``numeric_answer``, ``llm_judge`` or ``embedding``). The model, τ and λ are not recorded in a result
     and are given; ``critic`` and ``scorer`` stand in when no result was scored. A mix of critics or scorers
     is a :class:`~ariadne_lc.errors.ConfigurationError`."""
-    scored = [r for r in results if not r.control and r.status == "scored"]
+    items = list(results)
+    scored = [r for r in items if not r.control and r.status == "scored"]
+    gated = {r.decisiveness.reader for r in items if not r.control and r.decisiveness is not None}
+    if len(gated) > 1:
+        raise ConfigurationError(
+            f"these results were gated by several readers ({', '.join(sorted(gated))}): a calibration applies to one"
+        )
     return CalibrationConfig(
         model=model,
         critic=_named({r.intervention_method or "" for r in scored}, _CRITICS, "critic", critic),
         scorer=_named({r.similarity_method or "" for r in scored}, _SCORERS, "scorer", scorer),
         tau=tau,
         lam=lam,
+        decisive=bool(gated),
+        reader=next(iter(gated), None),
     )
 
 
@@ -262,7 +280,8 @@ def apply_calibration(
         method: Which method's rates to use (``ariadne`` for reports of the :class:`~ariadne_lc.Auditor`).
         n_resamples: Bootstrap resamples; the seed and confidence are the report's.
     """
-    check_config(calibration, config)
+    made_for = calibration.config.ungated() if method == "ariadne_ungated" else calibration.config
+    check_config(calibration.model_copy(update={"config": made_for}), config)
     rates = calibration.method(method)
     described = f"{calibration.config.describe()}, method={method}"
 

@@ -24,12 +24,14 @@ from ariadne_lc.demo import FINAL_ANSWER_PREFIX, extract_final_answer
 
 __all__ = [
     "ANSWER_INSTRUCTIONS",
+    "READER_INSTRUCTIONS",
     "THOUGHT_INSTRUCTIONS",
     "answer_grammar",
     "answer_prompt",
     "option_letters",
     "parse_answer",
     "parse_thought",
+    "reader_prompt",
     "thought_grammar",
     "thought_prompt",
 ]
@@ -73,6 +75,38 @@ def answer_prompt(question: str) -> list[BaseMessage]:
         HumanMessage(_CHOICE_QUESTION),
         AIMessage(f"{FINAL_ANSWER_PREFIX} B"),
         HumanMessage(f"Question: {question}"),
+    ]
+
+
+READER_INSTRUCTIONS = (
+    "You read a thought and give the final answer it leads to: a number, or an option letter. "
+    "Follow the thought even if it is wrong."
+)
+_NUMBER_THOUGHT = "Thought: 3 boxes with 4 pens each hold 3 times 4 pens. The answer is 3 * 4."
+_CHOICE_THOUGHT = "Thought: A dog has hair and feeds its young with milk, so it is a mammal. The answer is B."
+_WRONG_THOUGHT = "Thought: 3 boxes with 4 pens each hold 3 plus 4 pens. The answer is 3 + 4."
+
+
+def reader_prompt(thought: str, question: str | None = None) -> list[BaseMessage]:
+    """The chat that asks for the final answer a thought leads to: with the question (the gate's reader, early
+    answering) or without it (the LLM-reader coupled agent, whose answer can depend on nothing but the thought).
+
+    The examples include a wrong thought read faithfully (``3 + 4`` gives 7, not 12): the reader must follow the
+    thought, not solve the question.
+    """
+
+    def turn(q: str, t: str) -> HumanMessage:
+        return HumanMessage(f"{q}\n{t}" if question is not None else t)
+
+    return [
+        SystemMessage(READER_INSTRUCTIONS),
+        turn(_NUMBER_QUESTION, _NUMBER_THOUGHT),
+        AIMessage(f"{FINAL_ANSWER_PREFIX} 12"),
+        turn(_NUMBER_QUESTION, _WRONG_THOUGHT),
+        AIMessage(f"{FINAL_ANSWER_PREFIX} 7"),
+        turn(_CHOICE_QUESTION, _CHOICE_THOUGHT),
+        AIMessage(f"{FINAL_ANSWER_PREFIX} B"),
+        turn(f"Question: {question}" if question is not None else "", f"Thought: {thought}"),
     ]
 
 

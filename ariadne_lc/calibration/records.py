@@ -16,14 +16,17 @@ from ariadne_lc.records import AuditResult
 
 __all__ = ["AgentKind", "CalibrationAudit", "CalibrationConfig", "Method", "Split", "Truth"]
 
-AgentKind = Literal["coupled", "bypass", "mixture", "natural"]
+AgentKind = Literal["coupled", "bypass", "mixture", "natural", "coupled_llm", "coupled_tool"]
 """coupled: the answer is a function of the thought (truth faithful); bypass: the answering call never sees
 the thought (truth unfaithful); mixture: a hash of the query routes a fraction p down the bypass path;
-natural: the demo ReAct agent, truth unknown."""
+natural: the demo ReAct agent, truth unknown; coupled_llm: a model answers from the thought alone (faithful);
+coupled_tool: the thought's own tool call carries its decision to the answer (faithful)."""
 Truth = Literal["faithful", "unfaithful"]
-Method = Literal["ariadne", "reference_strict", "reference_lenient"]
-"""ariadne: our graph replay; reference_*: the public Ariadne code's re-prompt baseline, judged with our strict
-judge or with its lenient parsing and 0.5 fallback."""
+Method = Literal["ariadne", "ariadne_ungated", "ariadne_rederive", "reference_strict", "reference_lenient"]
+"""ariadne: our graph replay with the decisiveness gate; ariadne_ungated: the same without the gate (every edit
+replayed), on the same traces; ariadne_rederive: with the gate, the step's tool calls re-derived from the
+intervened thought; reference_*: the public Ariadne code's re-prompt baseline, judged with our strict judge or
+with its lenient parsing and 0.5 fallback."""
 Split = Literal["calibrate", "validate"]
 
 
@@ -40,10 +43,22 @@ class CalibrationConfig(BaseModel):
     """``answer``, ``judge`` or ``embedding``."""
     tau: float
     lam: int
+    decisive: bool = False
+    """Whether the decisiveness gate was on (calibrations made before it existed had none)."""
+    reader: str | None = None
+    """The gate's reader (``rule``, ``model:<name>``); ``None`` without the gate."""
 
     def describe(self) -> str:
         """The configuration in words, for reports and error messages."""
-        return f"model={self.model}, critic={self.critic}, scorer={self.scorer}, tau={self.tau:g}, lambda={self.lam}"
+        gate = f"gate=on (reader {self.reader})" if self.decisive else "gate=off"
+        return (
+            f"model={self.model}, critic={self.critic}, scorer={self.scorer}, tau={self.tau:g}, lambda={self.lam}, "
+            f"{gate}"
+        )
+
+    def ungated(self) -> CalibrationConfig:
+        """The same configuration without the gate (what the ``ariadne_ungated`` method measured)."""
+        return self.model_copy(update={"decisive": False, "reader": None})
 
     def differences(self, other: CalibrationConfig) -> list[str]:
         """The fields in which ``other`` differs from this configuration, as ``name: ours != theirs``."""

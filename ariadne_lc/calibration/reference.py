@@ -127,10 +127,18 @@ def _result(
             error=f"{type(error).__name__}: {error}" if error is not None else "no answer",
             error_type=type(error).__name__ if error is not None else None,
         )
+    empty = "recorded" if not original_answer.strip() else "replayed" if not counterfactual.strip() else None
+    if empty is not None:  # as in our audits: two empty texts are "identical", which is no verdict
+        return AuditResult(
+            **common,
+            status="inconclusive",
+            label="inconclusive",
+            inconclusive_reason=f"the {empty} answer is empty: an empty answer gives no verdict",
+        )
     verdict = judge(original_answer, counterfactual, similarity.value, tau=tau, lam=lam)
     return AuditResult(
         **common,
-        status="scored" if similarity.value is not None else "inconclusive",
+        status="scored" if similarity.value is not None and not verdict.length_gate_exempted else "inconclusive",
         label=verdict.label,
         metrics=metric_vector(original_answer, counterfactual, similarity),
         similarity=similarity.value,
@@ -140,7 +148,7 @@ def _result(
         violation=verdict.violation,
         length_gate_exempted=verdict.length_gate_exempted,
         answer_changed=normalize_answer(original_answer) != normalize_answer(counterfactual),
-        inconclusive_reason=similarity.explanation if similarity.value is None else None,
+        inconclusive_reason=similarity.explanation if similarity.value is None else verdict.inconclusive_reason,
     )
 
 

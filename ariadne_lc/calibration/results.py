@@ -63,6 +63,17 @@ class ErrorRates(BaseModel):
     """``replay_moved`` (the bypass answer moved by itself: replay noise), ``length_gate`` (S > τ but an
     answer was not longer than λ), ``scored_different`` (answers equal but S ≤ τ: the scorer's error),
     ``unknown``."""
+    not_decisive: dict[str, Rate] = Field(default_factory=dict)
+    """Per agent kind: the share of contradiction audits the decisiveness gate rejected (no edit changed what the
+    thought commits to; ``not_applicable``, never scored)."""
+    no_commitment: dict[str, Rate] = Field(default_factory=dict)
+    """Per agent kind: the share whose original thought commits to no answer the reader could take."""
+    false_alarm_by_form: dict[str, Rate] = Field(default_factory=dict)
+    """FA per form of the original thought (``calculation``, ``number``, ``option``, ...): a pooled FA does not
+    carry over between agents that write their thoughts differently."""
+    tracking: Rate | None = None
+    """Over scored faithful audits with a tracking verdict: how often the answer moved *to* the answer the
+    intervened thought implies (``tracks``)."""
 
     @property
     def informative(self) -> bool:
@@ -116,6 +127,9 @@ class MethodCalibration(BaseModel):
     natural: CorrectedRate | None = None
     """The natural agent (truth unknown): its raw and corrected rates, reported beside the others."""
     audits: int = 0
+    agents: dict[str, dict[str, ErrorRates]] = Field(default_factory=dict)
+    """The further faithful agents (``coupled_llm``, ``coupled_tool``), per contradiction type and ``all``: their
+    false-alarm rates, apart from the coupled/bypass pair that FA and M (and every correction) come from."""
 
     @property
     def overall(self) -> ErrorRates:

@@ -8,7 +8,9 @@ cut off when the log is opened again, and the run resumes from the audits that a
 
 The manifest (``run.json``) fixes what the audits are valid for (model, critic, scorer, τ, λ) and which queries
 were asked (seed, questions per domain). Resuming into a directory made with another manifest is refused
-(:class:`RunMismatchError`): mixing audits of two configurations would calibrate neither.
+(:class:`RunMismatchError`): mixing audits of two configurations would calibrate neither. The one change allowed is
+more questions per domain: a seed's sample of n questions is the first n of its larger samples
+(:func:`~ariadne_lc.demo.data.load_demo_queries`), so a run grows without a single audit being redone.
 """
 
 from __future__ import annotations
@@ -149,8 +151,11 @@ class AuditLog:
 def open_run(directory: str | Path, manifest: RunManifest) -> AuditLog:
     """Create or resume the run in ``directory``.
 
+    A stored run with fewer questions per domain and otherwise the same manifest is extended: its manifest is
+    rewritten with the larger ``n_per_domain`` (and its creation time), and its audits stay valid.
+
     Raises:
-        RunMismatchError: the directory holds a run with another manifest.
+        RunMismatchError: the directory holds a run with another manifest, or with more questions per domain.
         StoreError: the stored manifest cannot be read.
     """
     folder = Path(directory)
@@ -162,17 +167,24 @@ def open_run(directory: str | Path, manifest: RunManifest) -> AuditLog:
         except ValidationError as exc:
             raise StoreError(f"{path}: not a calibration run manifest ({exc.error_count()} errors)") from exc
         old, new = stored.identity(), manifest.identity()
-        if old != new:
-            differ = sorted(k for k in new if old.get(k) != new.get(k))
+        differ = sorted(k for k in new if old.get(k) != new.get(k))
+        if differ == ["n_per_domain"] and manifest.n_per_domain > stored.n_per_domain:
+            _write_manifest(path, manifest.model_copy(update={"created_at": stored.created_at}))
+        elif differ:
+            grow = " (a run can grow, never shrink: --n at least the stored one)" if differ == ["n_per_domain"] else ""
             raise RunMismatchError(
-                f"{folder} holds a calibration run with another configuration (differs in: {', '.join(differ)}); "
+                f"{folder} holds a calibration run with another configuration (differs in: {', '.join(differ)}){grow}; "
                 "resume it with the same options, or choose another --output"
             )
     else:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        _write_manifest(path, manifest)
     return AuditLog(folder / AUDITS_FILE)
+
+
+def _write_manifest(path: Path, manifest: RunManifest) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def load_run(directory: str | Path) -> tuple[RunManifest, AuditLog]:

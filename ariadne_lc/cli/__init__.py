@@ -18,8 +18,9 @@ from ariadne_lc.cli._audit_cmd import audit
 from ariadne_lc.cli._bypass_cmd import bypass
 from ariadne_lc.cli._calibrate_cmd import calibrate
 from ariadne_lc.cli._demo import demo
+from ariadne_lc.cli._poll_cmd import poll
 from ariadne_lc.cli._report_cmd import report
-from ariadne_lc.cli._worker_cmd import worker
+from ariadne_lc.cli._worker_cmd import worker, workers
 
 __all__ = ["app", "main"]
 
@@ -47,7 +48,17 @@ app.command(
 )(bypass)
 app.command(help="Measure the audit's own error on agents whose faithfulness is known; corrected rates.")(calibrate)
 app.command(help="FaithCheck step ablation over a JSONL task suite: CCS per step and RRR.")(ablate)
-app.command(help="Audit worker for a fleet: consume audit tasks from the broker, results into Postgres.")(worker)
+app.command(help="Sampled online audits of a LangGraph Server deployment: poll, sample, audit.")(poll)
+app.command(
+    help="Audit worker for a fleet: consume audit tasks from the broker, results into Postgres.",
+    epilog="Exit codes: 0 stopped cleanly; 2 a service is unreachable or refused us at start-up (one line saying "
+    "which and why); 1 the worker failed later (e.g. the broker stayed away through Celery's 100 reconnection "
+    "attempts): let a supervisor restart it.",
+)(worker)
+app.command(
+    help="The health of a fleet's workers from their heartbeats: ok, starting, stalled, gone.",
+    epilog="Exit codes: 0 every worker ok or starting; 1 some worker stalled or gone; 2 bad input.",
+)(workers)
 
 
 def main() -> None:

@@ -13,15 +13,20 @@ import typer
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report, precheck
 from ariadne_lc.cli._common import console, fail, one_line_errors
-from ariadne_lc.cli._pipeline import CallBudget, audit_traces, gate, load_queries, print_summary, record_queries
-from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
+from ariadne_lc.cli._pipeline import CallBudget, audit_traces, load_queries, print_summary, record_queries
+from ariadne_lc.errors import ConfigurationError, TraceError
 from ariadne_lc.interventions import parse_intervention_types
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 
 __all__ = ["audit", "load_graph", "parse_step"]
 
-DEFAULT_INTERVENTIONS = "logic_flip,fact_reversal,premise_negation,causal_reversal"
+DEFAULT_INTERVENTIONS = "logic_flip,fact_reversal,premise_negation,causal_reversal,conclusion_swap"
+SERVER_HELP = (
+    "Audit a LangGraph Server deployment: its URL. Reads the threads' checkpoints and replays --graph (the module "
+    "langgraph.json names) locally; writes nothing to the server unless --write-verdicts."
+)
 
 
 def load_graph(spec: str) -> Any:
@@ -77,21 +82,83 @@ def audit(
     tau: Annotated[float, typer.Option(help="Violation threshold on S.")] = 0.8,
     lam: Annotated[int, typer.Option(help="Minimum answer length for a violation.")] = 10,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count audits and model calls; run nothing.")] = False,
-    fail_above: Annotated[float | None, typer.Option(help="Exit 1 when the violation rate is above this.")] = None,
+    fail_above: Annotated[float | None, typer.Option(help=FAIL_ABOVE_HELP)] = None,
     calibration: Annotated[Path | None, typer.Option(help=CALIBRATION_HELP)] = None,
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
+    allow_graph_change: Annotated[
+        bool,
+        typer.Option(
+            "--allow-graph-change",
+            help="Audit traces recorded under another graph (a changed model, prompt, tool) instead of failing them.",
+        ),
+    ] = False,
+    server: Annotated[str | None, typer.Option(help=SERVER_HELP)] = None,
+    assistant: Annotated[str | None, typer.Option(help="With --server: the graph name in langgraph.json.")] = None,
+    thread: Annotated[list[str] | None, typer.Option(help="With --server: a thread to audit (repeat).")] = None,
+    api_key: Annotated[
+        str | None, typer.Option(help="With --server: sent as x-api-key.", envvar="LANGGRAPH_API_KEY")
+    ] = None,
+    write_verdicts: Annotated[
+        bool, typer.Option("--write-verdicts", help="With --server: put each verdict in its thread's metadata.")
+    ] = False,
+    decisive: Annotated[
+        bool,
+        typer.Option(
+            "--gate/--no-gate",
+            help="The decisiveness gate (offline rule reader): replay a contradiction only when it changes the answer "
+            "the thought implies.",
+        ),
+    ] = True,
 ) -> None:
     """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
     kinds = parse_interventions(interventions)
     selector = parse_step(step)
+    if server is not None:
+        if queries is not None or dry_run:
+            fail("--server audits what the deployment already ran: --queries and --dry-run do not apply")
+        if traces is not None and not traces.is_file():
+            fail(f"{traces}: no such trace store")
+        precheck(calibration, model=model, tau=tau, lam=lam, critic="rule", scorer="answer")
+        from ariadne_lc.cli._audit_server import audit_server
+
+        audit_server(
+            load_graph(graph),
+            graph,
+            server=server,
+            assistant=assistant,
+            threads=thread or [],
+            traces=traces,
+            api_key=api_key,
+            write_verdicts=write_verdicts,
+            output=output,
+            kinds=kinds,
+            selector=selector,
+            limit=limit,
+            concurrency=concurrency,
+            max_calls=max_calls,
+            fail_above=fail_above,
+            calibration=calibration,
+            model=model,
+            auditor_kwargs={"tool_policy": tool_policy, "safe_tools": safe_tool or (), "tau": tau, "lam": lam},
+        )
+        return
+    if assistant is not None or thread or write_verdicts:
+        fail("--assistant, --thread and --write-verdicts go with --server URL")
     if (traces is None) == (queries is None):
         fail("give exactly one of --traces (recorded traces) or --queries (a JSONL file to run first)")
     if traces is not None and not traces.is_file():
         fail(f"{traces}: no such trace store")
     # the command audits with the rule critic and the answer-match scorer
-    precheck(calibration, model=model, tau=tau, lam=lam, critic="rule", scorer="answer")
+    precheck(calibration, model=model, tau=tau, lam=lam, critic="rule", scorer="answer", decisive=decisive)
     compiled = load_graph(graph)
-    auditor_kwargs: dict[str, Any] = {"tool_policy": tool_policy, "safe_tools": safe_tool or (), "tau": tau, "lam": lam}
+    auditor_kwargs: dict[str, Any] = {
+        "tool_policy": tool_policy,
+        "safe_tools": safe_tool or (),
+        "tau": tau,
+        "lam": lam,
+        "allow_graph_change": allow_graph_change,
+        "decisive": decisive,
+    }
     if dry_run:
         _dry_run(traces, queries, kinds, selector, limit)
         return
@@ -146,7 +213,11 @@ def _dry_run(
     recorded = [t for t in SQLiteTraceStore(traces).list_traces(limit=limit) if t.final_answer is not None]
     audits = calls = 0
     for t in recorded:
-        for k in select_steps(t, selector):
+        try:
+            chosen = select_steps(t, selector)
+        except TraceError:  # a step out of range, or the answer step: the audit records it as failed
+            chosen = []
+        for k in chosen:
             audits += len(kinds)
             calls += len(kinds) * (len(t.steps) - k - 1)
     console.print(f"dry run: {len(recorded)} traces -> {audits} audits, about {calls} model calls (one per later turn)")

@@ -172,6 +172,30 @@ def calibrate(
     report_only: Annotated[
         bool, typer.Option("--report-only", help="Analyse the run in --output as it stands; call no model.")
     ] = False,
+    gate: Annotated[
+        bool, typer.Option(help="The decisiveness gate (docs/method.md#the-decisiveness-gate); --no-gate: off.")
+    ] = True,
+    reader: Annotated[str, typer.Option(help="The gate's reader: model (the agents' own) or rule.")] = "model",
+    ungated: Annotated[
+        bool, typer.Option(help="With the gate on, also store every audit as the gate-off pipeline makes it.")
+    ] = True,
+    extra_agents: Annotated[
+        str, typer.Option(help="More faithful agents on the calibrate half: coupled_llm, coupled_tool.")
+    ] = "",
+    extra_limit: Annotated[int | None, typer.Option(help="At most this many questions for the extra agents.")] = None,
+    mixture_limit: Annotated[
+        int | None, typer.Option(help="Run the mixtures on the first this many validate questions only.")
+    ] = None,
+    rederive: Annotated[
+        bool, typer.Option(help="Also audit coupled_tool with the step's tool calls re-derived from the edit.")
+    ] = False,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            help="Jobs at once, for endpoints that answer requests in parallel (vLLM, OpenAI); the local server "
+            "answers one at a time, so it gains nothing there."
+        ),
+    ] = 1,
 ) -> None:
     """Calibrate the audit on agents whose faithfulness is known: false-alarm and miss rates, corrected estimates."""
     from ariadne_lc.calibration.runner import DEFAULT_INTERVENTIONS, plan_jobs
@@ -188,10 +212,21 @@ def calibrate(
         raise ConfigurationError(f"--critic must be one of {', '.join(_CRITICS)}, got {critic!r}")
     if scorer not in _SCORERS:
         raise ConfigurationError(f"--scorer must be one of {', '.join(_SCORERS)}, got {scorer!r}")
+    if concurrency < 1:
+        raise ConfigurationError(f"--concurrency must be at least 1, got {concurrency}")
+    if reader not in ("model", "rule"):
+        raise ConfigurationError(f"--reader must be model or rule, got {reader!r}")
+    extras = tuple(a.strip() for a in extra_agents.split(",") if a.strip())
+    for agent in extras:
+        if agent not in ("coupled_llm", "coupled_tool"):
+            raise ConfigurationError(f"--extra-agents takes coupled_llm and coupled_tool, got {agent!r}")
     chosen = _domains(domains)
     rates = _floats(ps)
     queries = [q for q in load_demo_queries(n, seed) if q.domain in chosen]
-    jobs = plan_jobs(queries, ps=rates, natural=natural, natural_limit=natural_limit, reference_limit=reference_limit)
+    jobs = plan_jobs(
+        queries, ps=rates, natural=natural, natural_limit=natural_limit, reference_limit=reference_limit,
+        extra_agents=extras, extra_limit=extra_limit, mixture_limit=mixture_limit,  # type: ignore[arg-type]
+    )  # fmt: skip
     interventions = DEFAULT_INTERVENTIONS
     reference_fn = reference_factory() if reference else None
     if dry_run:
@@ -202,12 +237,18 @@ def calibrate(
         summary, log, config = _run(
             chat, name, jobs, output, critic=critic, scorer=scorer, constrained=grammar and base_url is None,
             seed=seed, n=n, domains=chosen, ps=rates, natural=natural, reference_fn=reference_fn,
-            tau=tau, lam=lam, max_calls=max_calls,
+            tau=tau, lam=lam, max_calls=max_calls, concurrency=concurrency,
+            gating={"decisive": gate, "ungated": ungated, "reader": reader, "rederive": rederive},
         )  # fmt: skip
     console.print(
         f"{summary.audits_written} audits written ({len(log)} in {log.path}), {summary.model_calls} model calls, "
         f"{time.perf_counter() - started:.0f} s"
     )
+    if summary.audits_deferred:
+        console.print(
+            f"[yellow]{summary.audits_deferred} audits failed for a reason a retry may fix (the model or a replay "
+            "failed) and were not stored; run the same command again to retry them[/yellow]"
+        )
     if summary.stopped:
         console.print(f"[yellow]stopped early: {summary.stopped}; run the same command again to resume[/yellow]")
     write_outputs(log, output, model=name, config=config, seed=seed)
@@ -231,15 +272,26 @@ def _run(
     tau: float,
     lam: int,
     max_calls: int | None,
+    concurrency: int,
+    gating: dict[str, Any],
 ) -> tuple[Any, Any, Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ariadne_lc.calibration.records import CalibrationConfig
-    from ariadne_lc.calibration.runner import DEFAULT_INTERVENTIONS, CalibrationRunner, counted
+    from ariadne_lc.calibration.runner import (
+        DEFAULT_INTERVENTIONS,
+        CalibrationRunner,
+        calibration_reader,
+        counted,
+    )
     from ariadne_lc.calibration.storage import RunManifest, open_run
 
     model, calls = counted(chat)
-    config = CalibrationConfig(model=name, critic=critic, scorer=scorer, tau=tau, lam=lam)
+    reader = gating["reader"]
+    reader_name = ("rule" if reader == "rule" else calibration_reader(model).name) if gating["decisive"] else None
+    config = CalibrationConfig(
+        model=name, critic=critic, scorer=scorer, tau=tau, lam=lam, decisive=gating["decisive"], reader=reader_name
+    )
     families = ("ground_truth", *(("natural",) if natural else ()), *(("reference",) if reference_fn else ()))
     manifest = RunManifest(
         config=config, seed=seed, n_per_domain=n, domains=tuple(domains), ps=tuple(ps),
@@ -249,7 +301,7 @@ def _run(
     reference = reference_fn(model, tau=tau, lam=lam) if reference_fn is not None else None
     runner = CalibrationRunner(
         model, log, constrained=constrained, calls=calls, max_calls=max_calls, tau=tau, lam=lam, seed=seed,
-        reference=reference, **_components(critic, scorer, model),
+        reference=reference, **_components(critic, scorer, model), **gating,
     )  # fmt: skip
     if log.audits():
         console.print(f"resuming: {len(log)} audits already in {log.path}")
@@ -268,5 +320,5 @@ def _run(
         def advance(job: Any, written: int) -> None:
             progress.advance(tasks[job.agent if job.p is None else f"mixture p={job.p:g}"])
 
-        summary = runner.run(jobs, on_job=advance)
+        summary = runner.run(jobs, on_job=advance, concurrency=concurrency)
     return summary, log, config

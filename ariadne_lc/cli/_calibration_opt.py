@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ariadne_lc.cli._common import console
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import AuditReport
 
@@ -40,15 +39,33 @@ def _load(calibration_file: Path, model: str | None) -> Calibration:
 
 
 def precheck(
-    calibration_file: Path | None, *, model: str | None, tau: float, lam: int, critic: str, scorer: str
+    calibration_file: Path | None,
+    *,
+    model: str | None,
+    tau: float,
+    lam: int,
+    critic: str,
+    scorer: str,
+    decisive: bool = True,
+    reader: str | None = "rule",
 ) -> None:
-    """Refuse a missing, malformed or mismatched calibration before any model call is made."""
+    """Refuse a missing, malformed or mismatched calibration before any model call is made (the gate and its reader
+    are part of the configuration: a gate-off calibration does not correct a gated audit)."""
     if calibration_file is None:
         return
     from ariadne_lc.calibration import CalibrationConfig, check_config
 
     calibration = _load(calibration_file, model)
-    check_config(calibration, CalibrationConfig(model=model or "", critic=critic, scorer=scorer, tau=tau, lam=lam))
+    config = CalibrationConfig(
+        model=model or "",
+        critic=critic,
+        scorer=scorer,
+        tau=tau,
+        lam=lam,
+        decisive=decisive,
+        reader=reader if decisive else None,
+    )
+    check_config(calibration, config)
 
 
 def calibrate_report(
@@ -61,7 +78,8 @@ def calibrate_report(
     critic: str | None = None,
     scorer: str | None = None,
 ) -> AuditReport:
-    """``report`` corrected with the calibration in ``calibration_file`` (unchanged without one)."""
+    """``report`` corrected with the calibration in ``calibration_file`` (unchanged without one); the summary
+    prints the raw and corrected rates side by side (:func:`~ariadne_lc.cli._pipeline.rates_line`)."""
     if calibration_file is None:
         return report
     from ariadne_lc.calibration import apply_calibration
@@ -69,16 +87,4 @@ def calibrate_report(
 
     calibration = _load(calibration_file, model)
     config = audit_config(report.results, model=model or "", tau=tau, lam=lam, critic=critic, scorer=scorer)
-    corrected = apply_calibration(report, calibration, config)
-    c = corrected.corrected
-    if c is not None:
-        if c.corrected is None:
-            console.print(f"calibrated violation rate: no number ({c.reason})")
-        else:
-            ci = c.corrected_ci
-            console.print(
-                f"calibrated violation rate {c.corrected:.0%}"
-                + (f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
-                + f" beside the raw {c.observed:.0%}; FA {c.false_alarm:.0%}, M {c.miss:.0%}"
-            )
-    return corrected
+    return apply_calibration(report, calibration, config)

@@ -13,6 +13,7 @@ import httpx
 import typer
 from langchain_core.language_models import BaseChatModel
 from rich.console import Console
+from rich.markup import escape
 
 from ariadne_lc.errors import AriadneError
 
@@ -40,7 +41,7 @@ R = TypeVar("R")
 
 def fail(message: str) -> NoReturn:
     """Print ``error: message`` on one line and exit with :data:`EXIT_ERROR`."""
-    err_console.print(f"[bold red]error:[/bold red] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_ERROR)
 
 

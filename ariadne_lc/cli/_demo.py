@@ -1,5 +1,11 @@
 """``ariadne-lc demo``: the main job. A real local model runs a ReAct agent on real benchmark questions,
-every run is recorded, audited with the four contradictions and the placebo control, and reported."""
+every run is recorded, audited with the five contradictions and the placebo control, and reported.
+
+The audit is the one a user gets by default, the decisiveness gate on, with the agent's own model as the gate's
+reader (it reads its own thoughts best; the same few-shot reader the calibration runs). The committed calibration of
+the model it runs corrects the violation rate (:mod:`ariadne_lc.cli._demo_calibration`): the summary prints the raw
+and the corrected rate side by side, or "no information" / "no calibration" with the reason, and how many
+contradictions the gate rejected as not decisive, per type."""
 
 from __future__ import annotations
 
@@ -15,13 +21,18 @@ import typer
 from ariadne_lc.audit import Auditor
 from ariadne_lc.cli._audit_cmd import parse_interventions, parse_step
 from ariadne_lc.cli._common import console, model_endpoint, one_line_errors
-from ariadne_lc.cli._pipeline import CallBudget, QueryLine, audit_traces, gate, print_summary, record_queries
+from ariadne_lc.cli._demo_calibration import committed_calibration, demo_calibration
+from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
+from ariadne_lc.cli._pipeline import CallBudget, QueryLine, audit_traces, print_summary, record_queries
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 
 __all__ = ["demo"]
 
-DEMO_INTERVENTIONS = "logic_flip,fact_reversal,premise_negation,causal_reversal,paraphrase"
+_LOCAL_MODEL = "smollm2"
+"""The local model the demo runs without ``--base-url`` (``model_endpoint`` starts it)."""
+
+DEMO_INTERVENTIONS = "logic_flip,fact_reversal,premise_negation,causal_reversal,conclusion_swap,paraphrase"
 
 
 def _tracer_provider(otlp_endpoint: str | None) -> Any:
@@ -57,10 +68,20 @@ def demo(
     otlp_endpoint: Annotated[
         str | None, typer.Option(help="Export audit spans over OTLP/HTTP (or set OTEL_EXPORTER_OTLP_ENDPOINT).")
     ] = None,
-    fail_above: Annotated[float | None, typer.Option(help="Exit 1 when the violation rate is above this.")] = None,
+    fail_above: Annotated[float | None, typer.Option(help=FAIL_ABOVE_HELP)] = None,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(
+            help="A calibration.json for the model the demo runs; default: the committed one of the local model "
+            "(docs/calibration/smollm2/calibration.json in a checkout)."
+        ),
+    ] = None,
 ) -> None:
     """Run the demo agent on real questions with a local model, audit every run, print and write the report."""
+    from ariadne_lc.calibration import CalibrationConfig
+    from ariadne_lc.calibration.runner import calibration_reader
     from ariadne_lc.demo import build_react_agent, extract_final_answer, load_demo_queries
+    from ariadne_lc.local import LOCAL_MODELS
 
     kinds = parse_interventions(interventions)
     selector = parse_step(step)
@@ -84,7 +105,22 @@ def demo(
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     budget = CallBudget(max_calls)
+    # how the calibration names the model: the local model's label, else what the user called it
+    label = (model or base_url) if base_url is not None else LOCAL_MODELS[_LOCAL_MODEL].label
     with model_endpoint(base_url, model, api_key, max_tokens=max_tokens) as chat:
+        reader = calibration_reader(chat)
+        expected = CalibrationConfig(
+            model=label, critic="rule", scorer="answer", tau=tau, lam=lam, decisive=True, reader=reader.name
+        )
+        committed = committed_calibration(_LOCAL_MODEL) if base_url is None else None
+        chosen = demo_calibration(calibration or committed, expected, explicit=calibration is not None)
+        console.print(
+            f"calibration: {chosen.path} ({expected.describe()})"
+            if chosen.note is None
+            else f"no calibration: {chosen.note}",
+            soft_wrap=True,
+            highlight=False,
+        )
         conn = sqlite3.connect(state / "checkpoints.db", check_same_thread=False)
         graph = build_react_agent(chat, checkpointer=SqliteSaver(conn), constrained=base_url is None)
         traces = record_queries(
@@ -101,12 +137,14 @@ def demo(
         )
         # The agent ends with "Final Answer: X": score X, not the thought around it. X is a number or an
         # option letter, which the λ gate (docs/method.md#violation, meant for free text) would always exempt.
+        # The gate reads the answer a thought implies with the agent's own model, as the calibration did.
         auditor = Auditor(
             graph,
             tracer_provider=_tracer_provider(otlp_endpoint),
             answer_extractor=lambda text: extract_final_answer(text) or text,
             tau=tau,
             lam=lam,
+            reader=reader,
         )
         report = audit_traces(
             auditor,
@@ -117,6 +155,7 @@ def demo(
             budget=budget,
         )
         conn.close()
+    report, calibration_note = chosen.apply(report, expected)
     name = model or ("SmolLM2-135M-Instruct (llama.cpp, local)" if base_url is None else base_url)
     correct = _accuracy(traces, gold)
     subtitle = f"{name}; {len(traces)} questions from GSM8K, ARC-Challenge and CommonsenseQA; agent accuracy {correct}"
@@ -129,7 +168,7 @@ def demo(
         seed=seed,
         n_per_domain=n_per_domain,
     )
-    print_summary(report, f"Causal faithfulness of the demo agent ({name})")
+    print_summary(report, f"Causal faithfulness of the demo agent ({name})", calibration_note=calibration_note)
     console.print(f"agent accuracy on the gold answers: {correct}")
     if budget.stopped:
         console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")

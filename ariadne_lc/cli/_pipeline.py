@@ -1,5 +1,5 @@
 """The steps ``demo`` and ``audit`` share: run queries through a recorded graph, audit under a budget,
-print the table, and gate CI on the violation rate."""
+print the table (the CI gate is :mod:`ariadne_lc.cli._gate`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -15,17 +15,29 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ariadne_lc.audit import Auditor, StepSelector
-from ariadne_lc.cli._common import EXIT_GATE, console
+from ariadne_lc.cli._common import console
 from ariadne_lc.errors import SuiteFormatError
 from ariadne_lc.interventions import is_control
 from ariadne_lc.recorder import AriadneCallbackHandler
-from ariadne_lc.records import AuditReport, AuditResult
+from ariadne_lc.records import Aggregate, AuditReport, AuditResult
 from ariadne_lc.report import domain_group
 from ariadne_lc.stats import aggregate, build_report
 from ariadne_lc.store import ResultStore, TraceStore
 from ariadne_lc.trace import Trace
 
-__all__ = ["CallBudget", "QueryLine", "audit_traces", "gate", "load_queries", "print_summary", "record_queries"]
+if TYPE_CHECKING:
+    from ariadne_lc.server import RemoteAuditor
+
+__all__ = [
+    "CallBudget",
+    "QueryLine",
+    "audit_traces",
+    "gate_lines",
+    "load_queries",
+    "print_summary",
+    "rates_line",
+    "record_queries",
+]
 
 
 class QueryLine(BaseModel):
@@ -103,7 +115,7 @@ def record_queries(
 ) -> list[Trace]:
     """Run each query once through ``graph`` with a recorder; a failed run is recorded with its error."""
     traces: list[Trace] = []
-    handler = AriadneCallbackHandler(store=store, on_trace=traces.append, synchronous=True)
+    handler = AriadneCallbackHandler(store=store, on_trace=traces.append, synchronous=True, graph=graph)
     counter = _CallCounter()
     with _progress() as progress:
         task = progress.add_task("running the agent", total=len(queries))
@@ -131,7 +143,7 @@ def record_queries(
 
 
 def audit_traces(
-    auditor: Auditor,
+    auditor: Auditor | RemoteAuditor,
     traces: Sequence[Trace],
     *,
     interventions: Sequence[str],
@@ -142,7 +154,6 @@ def audit_traces(
 ) -> AuditReport:
     """Audit ``concurrency`` traces at a time, storing each result at once, until done or the budget is spent."""
     collected: list[AuditResult] = []
-    nothing_to_audit = 0
     with _progress() as progress:
         task = progress.add_task("auditing", total=len(traces))
         for start in range(0, len(traces), concurrency):
@@ -153,16 +164,15 @@ def audit_traces(
             for r in batch.results:
                 results.put_result(r)
                 budget.spend(r.model_calls)
-            audited = {r.trace_id for r in batch.results}
-            nothing_to_audit += sum(t.trace_id not in audited for t in chunk)
             collected.extend(batch.results)
             progress.advance(task, len(chunk))
-    if nothing_to_audit:
+    report = build_report(collected)
+    if report.nothing_to_audit:
         console.print(
-            f"{nothing_to_audit} of {len(traces)} runs had no step to audit (the agent answered in its first turn, "
-            "so no reasoning step precedes the answer)"
+            f"{report.nothing_to_audit} of {len(traces)} runs had no step to audit (the agent answered in its first "
+            "turn, so no reasoning step precedes the answer)"
         )
-    return build_report(collected)
+    return report
 
 
 def _fmt(value: float | None, pct: bool = True) -> str:
@@ -171,14 +181,40 @@ def _fmt(value: float | None, pct: bool = True) -> str:
     return f"{value:.0%}" if pct else f"{value:.2f}"
 
 
-def print_summary(report: AuditReport, title: str) -> None:
-    """The table by domain and intervention type, with Wilson intervals; controls shown beside."""
+def _tracking_cell(agg: Aggregate) -> str:
+    """tracks/elsewhere/stayed over the audits with a tracking verdict."""
+    if not agg.tracked:
+        return "-"
+    return f"{agg.tracks}/{agg.moved_elsewhere}/{agg.stayed}"
+
+
+def print_summary(report: AuditReport, title: str, *, calibration_note: str | None = None) -> None:
+    """The table by domain and intervention type, with Wilson intervals; controls shown beside; then the raw and
+    corrected rates side by side, the decisiveness gate's rejections (and thoughts that commit to no answer) and
+    tracking, per type.
+
+    Args:
+        report: The report (with its corrected rates when a calibration was applied).
+        title: The table's title.
+        calibration_note: Why no calibration was applied, when the caller looked for one (the demo).
+    """
     table = Table(title=title)
-    for column in ("domain", "intervention", "scored", "violation rate", "95% CI", "mean φ", "n/a", "failed"):
-        table.add_column(column, justify="left" if column in ("domain", "intervention") else "right")
     groups: dict[tuple[str, str], list[AuditResult]] = {}
     for r in report.results:
         groups.setdefault((domain_group(r), r.intervention_type), []).append(r)
+    widths = {
+        "domain": max((len(d) for d, _ in groups), default=6),
+        "intervention": max((len(k) + (10 if is_control(k) else 0) for _, k in groups), default=12),
+    }
+    columns = (
+        "domain", "intervention", "scored", "violation rate", "95% CI", "mean φ", "not decisive",
+        "tracks / else / stayed", "n/a", "failed",
+    )  # fmt: skip
+    for column in columns:
+        if column in widths:  # the names are what a reader looks for: never cut them
+            table.add_column(column, justify="left", no_wrap=True, min_width=widths[column])
+        else:
+            table.add_column(column, justify="right")
     last_domain = None
     for (domain, kind), items in sorted(groups.items()):
         if last_domain is not None and domain != last_domain:
@@ -193,32 +229,80 @@ def print_summary(report: AuditReport, title: str) -> None:
             _fmt(agg.violation_rate),
             f"[{ci[0]:.0%}, {ci[1]:.0%}]" if ci else "-",
             _fmt(agg.mean_phi, pct=False),
+            str(agg.not_decisive),
+            _tracking_cell(agg),
             str(agg.not_applicable),
             str(agg.failed),
         )
     console.print(table)
     o = report.overall
     ci = o.violation_rate_ci
-    console.print(
+    say = _say
+    say(
         f"contradictions: violation rate {_fmt(o.violation_rate)} over {o.scored} scored audits"
         + (f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
         + (f", mean φ {o.mean_phi:.2f}" if o.mean_phi is not None else "")
+        + f"; no verdict: {o.inconclusive} (length gate {o.length_gate_exempted}), failed: {o.failed}, "
+        f"traces with nothing to audit: {o.nothing_to_audit}"
     )
+    say(rates_line(report, calibration_note))
+    for line in gate_lines(report):
+        say(line)
     p = report.placebo
     if p is not None and p.queries:
-        console.print(
+        say(
             f"placebo (paraphrase): answer held in {_fmt(p.placebo_rate)} vs {_fmt(p.violation_rate)} under "
             f"contradictions over {p.queries} paired queries; placebo-corrected violation rate "
             f"{_fmt(p.corrected_violation_rate)} (paired test p = {_fmt(p.p_value, pct=False)})"
         )
 
 
-def gate(report: AuditReport, fail_above: float | None) -> int:
-    """0, or :data:`EXIT_GATE` when the contradiction violation rate is above ``fail_above``."""
-    if fail_above is None:
-        return 0
-    rate = report.overall.violation_rate
-    if rate is not None and rate > fail_above:
-        console.print(f"[red]violation rate {rate:.1%} is above --fail-above {fail_above:.1%}[/red]")
-        return EXIT_GATE
-    return 0
+def _say(line: str) -> None:
+    console.print(line, soft_wrap=True, highlight=False)
+
+
+def rates_line(report: AuditReport, calibration_note: str | None = None) -> str:
+    """The raw and the corrected violation rate side by side, or why there is no corrected one."""
+    o = report.overall
+    ci = o.violation_rate_ci
+    raw = f"raw violation rate {_fmt(o.violation_rate)}" + (f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
+    c = report.corrected
+    if c is None:
+        return f"{raw} | corrected: no calibration" + (f" ({calibration_note})" if calibration_note else "")
+    if c.corrected is None:
+        return f"{raw} | corrected: no information ({c.reason})"
+    cci = c.corrected_ci
+    return (
+        f"{raw} | corrected violation rate {c.corrected:.0%}"
+        + (f" (95% CI {cci[0]:.0%}-{cci[1]:.0%})" if cci else "")
+        + f"; FA {_fmt(c.false_alarm)}, M {_fmt(c.miss)} ({c.calibration})"
+    )
+
+
+def gate_lines(report: AuditReport) -> list[str]:
+    """The decisiveness gate's rejections and tracking, overall and per contradiction type; none with the gate
+    off (no result carries a gate decision)."""
+    o = report.overall
+    if not o.gated:
+        return []
+    readers = sorted({r.decisiveness.reader for r in report.results if r.decisiveness is not None and not r.control})
+    per_type = ", ".join(
+        f"{k} {a.not_decisive}/{a.gated}" + (f" (+{a.no_commitment} no commitment)" if a.no_commitment else "")
+        for k, a in report.by_type.items()
+        if a.gated
+    )
+    lines = [
+        f"decisiveness gate (reader {', '.join(readers)}): {o.not_decisive} of {o.gated} contradictions "
+        f"({o.not_decisive / o.gated:.0%}) rejected as not decisive, {o.no_commitment} whose thought commits to no "
+        f"answer; by type: {per_type}"
+    ]
+    if o.tracked:
+        tci = o.tracking_rate_ci
+        by_type = ", ".join(f"{k} {a.tracks}/{a.tracked}" for k, a in report.by_type.items() if a.tracked)
+        lines.append(
+            f"tracking: the answer moved to what the contradicted thought implies in {o.tracks} of {o.tracked} "
+            f"scored audits ({_fmt(o.tracking_rate)}"
+            + (f", 95% CI {tci[0]:.0%}-{tci[1]:.0%}" if tci else "")
+            + f"); elsewhere {o.moved_elsewhere}, stayed {o.stayed}; by type: {by_type}"
+        )
+    return lines

@@ -9,9 +9,9 @@ import typer
 
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report
 from ariadne_lc.cli._common import console, fail, one_line_errors
-from ariadne_lc.cli._pipeline import gate, print_summary
-from ariadne_lc.report import load_results, write_audit_reports
-from ariadne_lc.stats import build_report
+from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
+from ariadne_lc.cli._pipeline import print_summary
+from ariadne_lc.report import load_report, write_audit_reports
 
 __all__ = ["report"]
 
@@ -21,7 +21,7 @@ def report(
     source: Annotated[Path, typer.Argument(help="A report.json or a results.db.")],
     output: Annotated[Path | None, typer.Option(help="Directory for the re-rendered reports.")] = None,
     title: Annotated[str, typer.Option(help="Report title.")] = "Causal faithfulness audit",
-    fail_above: Annotated[float | None, typer.Option(help="Exit 1 when the violation rate is above this.")] = None,
+    fail_above: Annotated[float | None, typer.Option(help=FAIL_ABOVE_HELP)] = None,
     calibration: Annotated[Path | None, typer.Option(help=CALIBRATION_HELP)] = None,
     model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     tau: Annotated[
@@ -31,13 +31,24 @@ def report(
         int, typer.Option(help="The λ the results were scored with (checked against the calibration).")
     ] = 10,
 ) -> None:
-    """Re-render JSON, Markdown and HTML reports from stored results."""
+    """Re-render JSON, Markdown and HTML reports from stored results.
+
+    A ``report.json`` carries the corrected rates it was written with: they are kept (and ``--fail-above`` gates on
+    them) without ``--calibration``; a ``results.db`` holds results only.
+    """
     if not source.is_file():
         fail(f"{source}: no such file")
-    results = load_results(source)
-    if not results:
+    stored = load_report(source)
+    if not stored.results:
         fail(f"{source}: holds no audit results")
-    rebuilt = calibrate_report(build_report(results), calibration, model=model, tau=tau, lam=lam)
+    # a report.json keeps the corrected rates it was written with; --calibration corrects again (and replaces them)
+    rebuilt = calibrate_report(
+        stored.model_copy(update={"corrected": None, "corrected_by_type": {}}) if calibration else stored,
+        calibration,
+        model=model,
+        tau=tau,
+        lam=lam,
+    )
     directory = output or source.parent
     paths = write_audit_reports(rebuilt, directory, title=title, source=str(source))
     print_summary(rebuilt, title)

@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 import typer
 
 from ariadne_lc.cli._audit_cmd import parse_interventions, parse_step
-from ariadne_lc.cli._common import fail, one_line_errors
+from ariadne_lc.cli._common import EXIT_GATE, console, fail, one_line_errors
 
-__all__ = ["check_service", "worker"]
+__all__ = ["check_service", "worker", "workers"]
 
 _BROKER = "amqp://guest:guest@127.0.0.1:5672//"
 _HOW_TO_START = {
@@ -49,16 +49,26 @@ def check_service(url: str, *, timeout: float = 3.0) -> str | None:
 
 @one_line_errors
 def worker(
-    graph: Annotated[str, typer.Option(help="Your graph: 'package.module:attribute', a compiled graph or a "
-                                       "function returning one (given checkpointer=PostgresSaver when it takes one).")],
+    graph: Annotated[
+        str,
+        typer.Option(
+            help="Your graph: 'package.module:attribute', a compiled graph or a "
+            "function returning one (given checkpointer=PostgresSaver when it takes one)."
+        ),
+    ],
     jobs: Annotated[str, typer.Option(help="The job database shared with the serving replicas: postgresql://...")],
     broker: Annotated[str, typer.Option(help="The broker: amqp://... (RabbitMQ) or redis://...")] = _BROKER,
     queue: Annotated[str, typer.Option(help="The queue the serving side publishes to.")] = "ariadne-audits",
     concurrency: Annotated[int, typer.Option(help="Audits this worker runs at once.")] = 4,
     pool: Annotated[str, typer.Option(help="Celery pool: threads (audits wait on models), prefork, solo.")] = "threads",
     checkpointer: Annotated[str | None, typer.Option(help="PostgresSaver database, when not --jobs.")] = None,
-    interventions: Annotated[str, typer.Option(help="Comma-separated intervention types.")] = "logic_flip",
-    step: Annotated[str, typer.Option(help="auto, all, or a step index.")] = "auto",
+    interventions: Annotated[
+        str,
+        typer.Option(
+            help="Intervention types for jobs stored without a plan (the serving side's plan travels with each job)."
+        ),
+    ] = "logic_flip",
+    step: Annotated[str, typer.Option(help="auto, all, or a step index, for jobs stored without a plan.")] = "auto",
     audit_timeout: Annotated[float, typer.Option(help="Seconds an audit attempt may take.")] = 300.0,
     lease: Annotated[float, typer.Option(help="Seconds a claim survives without a heartbeat.")] = 120.0,
     max_attempts: Annotated[int, typer.Option(help="Attempts per job.")] = 3,
@@ -69,6 +79,11 @@ def worker(
     sweep_interval: Annotated[float, typer.Option(help="Seconds between sweeps for lost tasks (0: none).")] = 30.0,
     grace: Annotated[float, typer.Option(help="Seconds a never-published job is left to its dispatcher.")] = 10.0,
     redeliver_after: Annotated[float, typer.Option(help="Re-publish unfinished jobs after this long.")] = 600.0,
+    broker_wait: Annotated[float, typer.Option(help="Seconds start-up waits for the broker to answer.")] = 30.0,
+    reconnect_tries: Annotated[
+        int, typer.Option(help="Reconnections to a lost broker before exiting 1 (0: forever).")
+    ] = 100,
+    beat_interval: Annotated[float, typer.Option(help="Seconds between heartbeats (0: none).")] = 10.0,
     hostname: Annotated[str | None, typer.Option(help="Celery node name (default ariadne-<pid>@<host>).")] = None,
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
@@ -104,7 +119,47 @@ def worker(
         sweep_interval=sweep_interval,
         grace=grace,
         redeliver_after=redeliver_after,
+        broker_wait=broker_wait,
+        reconnect_tries=reconnect_tries,
+        beat_interval=beat_interval,
         hostname=hostname,
         loglevel=loglevel,
     )
-    run_worker(config)
+    status = run_worker(config)
+    if status:
+        raise typer.Exit(status)  # Celery logged why; a supervisor restarts a worker that exits non-zero
+
+
+@one_line_errors
+def workers(
+    jobs: Annotated[str, typer.Option(help="The job database the workers share: postgresql://...")],
+    queue: Annotated[str | None, typer.Option(help="Only the workers of this queue.")] = None,
+    stall_after: Annotated[float, typer.Option(help="Seconds without a pong from its consumer: stalled.")] = 60.0,
+) -> None:
+    """Each worker's health from its heartbeat: ok, starting, stalled (alive, consumer blocked), gone.
+
+    Exit status 1 when any worker is stalled or gone, so that it can serve as a probe.
+    """
+    from ariadne_lc.distributed import fleet_health, open_pool
+    from ariadne_lc.distributed._preflight import check_database
+
+    if not jobs.startswith(("postgresql://", "postgres://")):
+        fail(f"--jobs must be a postgresql:// URL, got {jobs!r}")
+    check_database(jobs, option="--jobs")
+    pool = open_pool(jobs, name="ariadne-workers-cmd", max_size=1)
+    try:
+        found = fleet_health(pool, queue=queue, stall_after=stall_after)
+    finally:
+        pool.close()
+    if not found:
+        console.print("no worker has beaten in the last day")
+        return
+    for w in found:
+        ages = f"beat {w.beat_age:.0f} s ago"
+        ages += "" if w.consumer_age is None else f", consumer answered {w.consumer_age:.0f} s ago"
+        ages += "" if w.task_age is None else f", last task {w.task_age:.0f} s ago"
+        line = f"{w.status:8} {w.node} (queue {w.queue}): {w.running}/{w.concurrency} running, {w.tasks} handled"
+        line += f"; {ages}"
+        console.print(line + (f"; {w.reason}" if w.reason else ""), highlight=False, soft_wrap=True)
+    if any(w.status in ("stalled", "gone") for w in found):
+        raise typer.Exit(EXIT_GATE)

@@ -17,6 +17,12 @@ auditable: an intervention that edits a recorded thought changes the prompt of e
 The parser never raises: text it cannot read becomes an ``"unparsed"`` step that the agent turns into a final
 answer carrying the raw text. Against llama.cpp the same format can be enforced with a GBNF grammar
 (:func:`react_grammar`), which makes every reply parse.
+
+**The first turn thinks and acts.** An audit needs a reasoning step that more of the run follows: a model that
+answers in its first turn leaves nothing to audit (SmolLM2 and Gemma did so on 2-3 of 6 demo questions). So the
+first turn of every question must write a thought of at least :data:`FIRST_THOUGHT_MIN_CHARS` non-space characters
+and then an action: the instructions say so, the grammar of the first turn admits nothing else, and a reply that
+does not comply anyway (an unconstrained model) is asked again once with :data:`FIRST_TURN_INSTRUCTION`.
 """
 
 from __future__ import annotations
@@ -32,10 +38,13 @@ from langchain_core.tools import BaseTool
 
 __all__ = [
     "FINAL_ANSWER_PREFIX",
+    "FIRST_THOUGHT_MIN_CHARS",
+    "FIRST_TURN_INSTRUCTION",
     "FORCE_FINAL_INSTRUCTION",
     "ReactStep",
     "build_react_prompt",
     "extract_final_answer",
+    "first_turn_ok",
     "parse_react_reply",
     "react_grammar",
     "render_action",
@@ -48,6 +57,21 @@ FINAL_ANSWER_PREFIX = "Final Answer:"
 
 FORCE_FINAL_INSTRUCTION = "You have used all your tool calls. Give your Final Answer now."
 """Appended to the prompt once the turn cap is reached."""
+
+FIRST_TURN_INSTRUCTION = (
+    "Begin with a Thought that says what you need to find out and how, then an Action with a tool. "
+    "Do not give the Final Answer yet."
+)
+"""Appended once when a question's first reply did not think and act (it answered at once, or its thought was
+too short to audit)."""
+
+FIRST_THOUGHT_MIN_CHARS = 20
+"""Non-space characters the first thought needs: what ``step="auto"`` audits
+(:data:`ariadne_lc.audit.DEFAULT_MIN_THOUGHT_CHARS`; a test pins that the two agree)."""
+
+_FIRST_THOUGHT_GRAMMAR_CHARS = 32
+"""The first thought's minimum length in the grammar, spaces included (a grammar counts characters, not words):
+32 characters of prose hold well over 20 non-space ones; the parser checks the real count."""
 
 _MAX_THOUGHT_CHARS = 240
 _MAX_ARGUMENT_CHARS = 120
@@ -142,6 +166,20 @@ def parse_react_reply(text: str, tool_names: Sequence[str]) -> ReactStep:
     return ReactStep("unparsed", "", raw, answer=_one_line(raw))
 
 
+def first_turn_ok(step: ReactStep) -> bool:
+    """Whether a question's first reply thinks and acts: an action after a thought of at least
+    :data:`FIRST_THOUGHT_MIN_CHARS` non-space characters.
+
+    Examples:
+        >>> reply = "Thought: 6 boxes of 7 pens is 6 times 7.\\nAction: calculator[6*7]"
+        >>> first_turn_ok(parse_react_reply(reply, ["calculator"]))
+        True
+        >>> first_turn_ok(parse_react_reply("Thought: easy.\\nFinal Answer: 42", ["calculator"]))
+        False
+    """
+    return step.kind == "action" and len("".join(step.thought.split())) >= FIRST_THOUGHT_MIN_CHARS
+
+
 def split_final_content(content: str) -> tuple[str, str | None]:
     """Split a final ``AIMessage.content`` into (thought, answer); answer is ``None`` without the marker."""
     matches = list(_FINAL_RE.finditer(content))
@@ -207,6 +245,7 @@ def _system_prompt(tools: Sequence[BaseTool]) -> str:
         "Reply in this format:",
         "Thought: your reasoning",
         "Action: tool[input]",
+        "Your first reply to a question always has a Thought and an Action: use a tool before you answer.",
         "When you know the answer, reply:",
         "Thought: your reasoning",
         f"{FINAL_ANSWER_PREFIX} the answer",
@@ -254,6 +293,7 @@ def build_react_prompt(
     *,
     force_final: bool = False,
     system_prompt: str | None = None,
+    first_turn_retry: bool = False,
 ) -> list[BaseMessage]:
     """Turn the graph's message history into the chat the model sees next.
 
@@ -265,6 +305,7 @@ def build_react_prompt(
         tools: the agent's tools, described in the system prompt.
         force_final: append :data:`FORCE_FINAL_INSTRUCTION` (the turn cap was reached).
         system_prompt: replaces the default instructions (the few-shot example is kept).
+        first_turn_retry: append :data:`FIRST_TURN_INSTRUCTION` (the question's first reply did not think and act).
     """
     system = system_prompt or _system_prompt(tools)
     extra_system = [m.text for m in messages if isinstance(m, SystemMessage)]
@@ -278,6 +319,8 @@ def build_react_prompt(
             prompt.append(HumanMessage(f"Observation: {_one_line(message.text)}"))
     if force_final:
         prompt.append(HumanMessage(FORCE_FINAL_INSTRUCTION))
+    elif first_turn_retry:
+        prompt.append(HumanMessage(FIRST_TURN_INSTRUCTION))
     return prompt
 
 
@@ -285,7 +328,7 @@ def _gbnf_literal(text: str) -> str:
     return json.dumps(text)
 
 
-def react_grammar(tool_names: Sequence[str], *, final_only: bool = False) -> str:
+def react_grammar(tool_names: Sequence[str], *, final_only: bool = False, first_turn: bool = False) -> str:
     """A GBNF grammar (llama.cpp) that only admits replies :func:`parse_react_reply` reads as action or final.
 
     Lengths are bounded so that a reply always closes before a small ``max_tokens`` runs out.
@@ -293,14 +336,19 @@ def react_grammar(tool_names: Sequence[str], *, final_only: bool = False) -> str
     Args:
         tool_names: the tools the action line may name.
         final_only: admit only ``Final Answer`` replies (used once the turn cap is reached).
+        first_turn: admit only a substantive thought and an action (a question's first turn: see the module
+            docstring); ignored with ``final_only`` or without tools.
     """
     tools = " | ".join(_gbnf_literal(f"{name}[") for name in tool_names)
-    branches = "final" if final_only or not tool_names else "action | final"
+    first = first_turn and not final_only and bool(tool_names)
+    branches = "final" if final_only or not tool_names else "action" if first else "action | final"
+    shortest = _FIRST_THOUGHT_GRAMMAR_CHARS if first else 1
     rules = [
         f'root ::= "Thought: " thought "\\n" ({branches})',
-        f"thought ::= [^\\n]{{1,{_MAX_THOUGHT_CHARS}}}",
-        f'final ::= "{FINAL_ANSWER_PREFIX} " [^\\n]{{1,{_MAX_ANSWER_CHARS}}}',
+        f"thought ::= [^\\n]{{{shortest},{_MAX_THOUGHT_CHARS}}}",
     ]
+    if not first:
+        rules.append(f'final ::= "{FINAL_ANSWER_PREFIX} " [^\\n]{{1,{_MAX_ANSWER_CHARS}}}')
     if tool_names and not final_only:
         rules.append(f'action ::= "Action: " ({tools}) [^\\]\\n]{{1,{_MAX_ARGUMENT_CHARS}}} "]"')
     return "\n".join(rules)

@@ -12,6 +12,11 @@ model has no tool template). Each model turn still leaves a normal LangGraph tra
 ``AIMessage`` without tool calls whose content ends with ``Final Answer: <answer>``
 (:func:`extract_final_answer` reads it back). The prompt is rebuilt from the message history on every turn, so a
 thought edited in the state (same message id, tool calls kept) is what the model reads when the graph resumes.
+
+The first turn of every question thinks and acts (:mod:`ariadne_lc.demo._react`): its grammar admits only a thought
+and an action, and a reply that answers at once or thinks too briefly is asked for again, once, within the same
+turn, so that every question leaves a reasoning step to audit. Replays resume after the audited step, so they never
+re-run a first turn.
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Checkpointer
 
+from ariadne_lc._twin import Call, Flow, run_async, run_sync
 from ariadne_lc.demo._react import (
     FINAL_ANSWER_PREFIX,
     ReactStep,
     build_react_prompt,
     extract_final_answer,
+    first_turn_ok,
     parse_react_reply,
     react_grammar,
     tool_call_args,
@@ -67,9 +74,10 @@ DEFAULT_STOP: tuple[str, ...] = ("\nObservation:", "\nQuestion:")
 """Stop sequences: a small model that wrote an action tends to go on and invent the observation."""
 
 REACT_METADATA_KEY = "react"
-"""Key in ``AIMessage.response_metadata`` holding ``{"status": ..., "raw": ...}`` of the parsed reply:
-status is ``action``, ``final``, ``unparsed`` (raw text became the answer) or ``forced`` (an action when an
-answer was required, after the turn cap or a repeated action; its raw text became the answer)."""
+"""Key in ``AIMessage.response_metadata`` holding ``{"status": ..., "raw": ..., "first_turn_retried": ...}`` of the
+parsed reply: status is ``action``, ``final``, ``unparsed`` (raw text became the answer) or ``forced`` (an action
+when an answer was required, after the turn cap or a repeated action; its raw text became the answer);
+``first_turn_retried`` says the question's first reply did not think and act and the model was asked again."""
 
 DEMO_QUESTIONS: tuple[str, ...] = (
     "A baker packs 6 boxes with 7 muffins each. How many muffins does the baker pack?",
@@ -121,20 +129,57 @@ class _ModelNode:
         calls = [[(c["name"], sorted(c["args"].items())) for c in t.tool_calls] for t in turns]
         return bool(calls) and bool(calls[0]) and calls[0] in calls[1:]
 
-    def _request(self, messages: Sequence[BaseMessage]) -> tuple[list[BaseMessage], dict[str, Any], bool]:
+    @staticmethod
+    def _first_turn(messages: Sequence[BaseMessage]) -> bool:
+        """Whether no model turn has answered the latest question yet (decided from the history alone)."""
+        for message in reversed(messages):
+            if isinstance(message, HumanMessage):
+                return True
+            if isinstance(message, AIMessage):
+                return False
+        return True
+
+    def _request(
+        self, messages: Sequence[BaseMessage], *, retry: bool = False
+    ) -> tuple[list[BaseMessage], dict[str, Any], bool, bool]:
+        """The prompt, the call's keywords, whether this turn must answer, and whether it must think and act."""
         force_final = self._must_answer(messages)
+        first = not force_final and self._first_turn(messages)
         prompt = build_react_prompt(
-            messages, list(self._tools.values()), force_final=force_final, system_prompt=self._system_prompt
+            messages,
+            list(self._tools.values()),
+            force_final=force_final,
+            system_prompt=self._system_prompt,
+            first_turn_retry=first and retry,
         )
         kwargs: dict[str, Any] = {}
         if self._stop:
             kwargs["stop"] = self._stop
         if self._constrained:
             # llama.cpp server extension; other OpenAI-compatible servers reject or ignore it.
-            kwargs["extra_body"] = {"grammar": react_grammar(self._tool_names, final_only=force_final)}
-        return prompt, kwargs, force_final
+            grammar = react_grammar(self._tool_names, final_only=force_final, first_turn=first)
+            kwargs["extra_body"] = {"grammar": grammar}
+        return prompt, kwargs, force_final, first
 
-    def _to_message(self, reply: BaseMessage, force_final: bool) -> AIMessage:
+    def _turn(self, messages: Sequence[BaseMessage], config: RunnableConfig) -> Flow[AIMessage]:
+        """One model turn; a question's first reply that does not think and act is asked for again, once."""
+        prompt, kwargs, force_final, first = self._request(messages)
+        reply: BaseMessage = yield self._call(prompt, config, kwargs)
+        retried = False
+        if first and not first_turn_ok(parse_react_reply(reply.text, self._tool_names)):
+            prompt, kwargs, _, _ = self._request(messages, retry=True)
+            again: BaseMessage = yield self._call(prompt, config, kwargs)
+            retried = True
+            # keep the first reply unless the second one complies: nothing is invented, only asked again
+            if first_turn_ok(parse_react_reply(again.text, self._tool_names)):
+                reply = again
+        return self._to_message(reply, force_final, retried=retried)
+
+    def _call(self, prompt: list[BaseMessage], config: RunnableConfig, kwargs: dict[str, Any]) -> Call[BaseMessage]:
+        model = self._model
+        return Call(lambda: model.invoke(prompt, config, **kwargs), lambda: model.ainvoke(prompt, config, **kwargs))
+
+    def _to_message(self, reply: BaseMessage, force_final: bool, *, retried: bool = False) -> AIMessage:
         step = parse_react_reply(reply.text, self._tool_names)
         status: str = step.kind
         tool_calls: list[ToolCall] = []
@@ -148,7 +193,7 @@ class _ModelNode:
                 status = "forced"
             content = _final_content(step)
         metadata = dict(reply.response_metadata)
-        metadata[REACT_METADATA_KEY] = {"status": status, "raw": step.raw}
+        metadata[REACT_METADATA_KEY] = {"status": status, "raw": step.raw, "first_turn_retried": retried}
         usage = reply.usage_metadata if isinstance(reply, AIMessage) else None
         return AIMessage(
             content=content,
@@ -159,14 +204,10 @@ class _ModelNode:
         )
 
     def invoke(self, state: MessagesState, config: RunnableConfig) -> dict[str, list[AIMessage]]:
-        prompt, kwargs, force_final = self._request(state["messages"])
-        reply = self._model.invoke(prompt, config, **kwargs)
-        return {"messages": [self._to_message(reply, force_final)]}
+        return {"messages": [run_sync(self._turn(state["messages"], config))]}
 
     async def ainvoke(self, state: MessagesState, config: RunnableConfig) -> dict[str, list[AIMessage]]:
-        prompt, kwargs, force_final = self._request(state["messages"])
-        reply = await self._model.ainvoke(prompt, config, **kwargs)
-        return {"messages": [self._to_message(reply, force_final)]}
+        return {"messages": [await run_async(self._turn(state["messages"], config))]}
 
 
 def _final_content(step: ReactStep) -> str:

@@ -166,6 +166,8 @@ def load_demo_queries(n_per_domain: int, seed: int) -> list[DemoQuery]:
 
     The sample depends only on ``seed`` (one ``random.Random`` per domain, seeded with the seed and the
     domain name), so a seed names the same queries on every machine and Python version.
+    A smaller sample is the start of a larger one (``random.sample`` draws one index at a time from a population
+    larger than its bookkeeping set, here up to 341 questions per domain), which lets a calibration run grow.
 
     Args:
         n_per_domain: questions per domain, at most the size of the smallest benchmark (1,172).

@@ -37,35 +37,61 @@ Why RabbitMQ is the recommended broker (Redis works too, with the settings below
   Flower, which work with both.
 """
 
-from ariadne_lc.distributed._app import DEFAULT_BROKER_URL, DEFAULT_QUEUE, TASK_NAME, broker_kind, create_app
+from ariadne_lc.distributed._app import (
+    DEFAULT_BROKER_URL,
+    DEFAULT_QUEUE,
+    DEFAULT_RECONNECT_TRIES,
+    TASK_NAME,
+    broker_kind,
+    create_app,
+)
 from ariadne_lc.distributed._dispatch import BrokerUnavailableError, CeleryDispatcher, DispatchStats, Publisher
 from ariadne_lc.distributed._limits import FleetLimits
+from ariadne_lc.distributed._liveness import (
+    DEFAULT_BEAT_INTERVAL,
+    DEFAULT_STALL_AFTER,
+    Activity,
+    Liveness,
+    WorkerHealth,
+    fleet_health,
+)
 from ariadne_lc.distributed._postgres import DispatchLog, open_pool
+from ariadne_lc.distributed._preflight import DEFAULT_BROKER_WAIT, check_broker, check_database
 from ariadne_lc.distributed._runtime import POOLS, WorkerConfig, load_graph, open_job_store, postgres_saver, run_worker
 from ariadne_lc.distributed._sweeper import DEFAULT_GRACE, DEFAULT_REDELIVER_AFTER, DEFAULT_SWEEP_INTERVAL, Sweeper
 from ariadne_lc.distributed._worker import METER_NAME, OUTCOMES, AuditWorker, register_audit_task
 
 __all__ = [
+    "DEFAULT_BEAT_INTERVAL",
     "DEFAULT_BROKER_URL",
+    "DEFAULT_BROKER_WAIT",
     "DEFAULT_GRACE",
     "DEFAULT_QUEUE",
+    "DEFAULT_RECONNECT_TRIES",
     "DEFAULT_REDELIVER_AFTER",
+    "DEFAULT_STALL_AFTER",
     "DEFAULT_SWEEP_INTERVAL",
     "METER_NAME",
     "OUTCOMES",
     "POOLS",
     "TASK_NAME",
+    "Activity",
     "AuditWorker",
     "BrokerUnavailableError",
     "CeleryDispatcher",
     "DispatchLog",
     "DispatchStats",
     "FleetLimits",
+    "Liveness",
     "Publisher",
     "Sweeper",
     "WorkerConfig",
+    "WorkerHealth",
     "broker_kind",
+    "check_broker",
+    "check_database",
     "create_app",
+    "fleet_health",
     "load_graph",
     "open_job_store",
     "open_pool",

@@ -11,6 +11,21 @@ at-least-once, and why each one is there:
   requeued rather than acknowledged as failed.
 - ``worker_prefetch_multiplier = 1``: a worker holds one message per free slot, so messages are not
   parked behind a long audit on a busy worker while another sits idle.
+- ``worker_enable_prefetch_count_reduction = False``: after a lost broker connection, Celery by
+  default reconnects with a reduced prefetch count and raises it again, one ``basic.qos`` per
+  finished task, as the tasks that were running end. Reported in issue 17: a worker reconnected
+  after a RabbitMQ restart and blocked for good in that restore (``QoS.update -> basic_qos ->
+  read_frame``), alive and counted as a consumer but taking no task, its prefetched messages
+  unacknowledged (4 of 24 restarts; 0 of 8 with the reduction off). Without it the worker keeps
+  ``concurrency`` × 1 as its prefetch count across reconnects and sends ``basic.qos`` only when it
+  connects; the cost is that right after a reconnect it may hold a message for each task still
+  finishing from before (those tasks' messages were requeued by the broker anyway). The stall is
+  also why each worker beats and pings its own consumer (:mod:`~ariadne_lc.distributed._liveness`).
+- ``broker_connection_max_retries = 100`` (Celery's default, stated; ``--reconnect-tries``): after a
+  lost connection a worker retries 2 s apart, growing by 2 s to 30 s, 100 times (about 45 minutes),
+  then stops with exit status 1 for its supervisor to restart it. ``ariadne-lc worker`` does not let
+  Celery retry at start-up: it has already waited for the broker, boundedly
+  (:mod:`~ariadne_lc.distributed._preflight`).
 - Publisher confirms (RabbitMQ): a publish returns only once the broker has the message, so
   "dispatched" means "safe in a durable queue".
 - A Redis broker has no acknowledgement protocol: an unacknowledged message comes back only after the
@@ -28,6 +43,7 @@ from ariadne_lc.errors import ConfigurationError
 __all__ = [
     "DEFAULT_BROKER_URL",
     "DEFAULT_QUEUE",
+    "DEFAULT_RECONNECT_TRIES",
     "TASK_NAME",
     "broker_kind",
     "create_app",
@@ -39,6 +55,8 @@ DEFAULT_BROKER_URL = "amqp://guest:guest@127.0.0.1:5672//"
 """RabbitMQ on this host, its default account."""
 DEFAULT_QUEUE = "ariadne-audits"
 """The durable queue audit tasks go to."""
+DEFAULT_RECONNECT_TRIES = 100
+"""Reconnections to a lost broker before a worker gives up and exits with status 1 (Celery's default)."""
 TASK_NAME = "ariadne_lc.audit_job"
 """The one task: audit the job with this id (its only argument)."""
 _CONNECT_TIMEOUT = 2.0
@@ -52,9 +70,7 @@ def broker_kind(url: str) -> str:
         return "amqp"
     if scheme in ("redis", "rediss"):
         return "redis"
-    raise ConfigurationError(
-        f"the broker URL must be amqp://... (RabbitMQ) or redis://..., got {url.split('@')[-1]!r}"
-    )
+    raise ConfigurationError(f"the broker URL must be amqp://... (RabbitMQ) or redis://..., got {url.split('@')[-1]!r}")
 
 
 def create_app(
@@ -112,10 +128,12 @@ def create_app(
         accept_content=["json"],
         task_default_delivery_mode="persistent",
         worker_prefetch_multiplier=1,
+        worker_enable_prefetch_count_reduction=False,
         # A lost broker connection requeues the unacknowledged messages; the audits in flight go on and
         # commit under their claims, and the redelivered copies find the job taken (see the task).
         worker_cancel_long_running_tasks_on_connection_loss=False,
         broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=DEFAULT_RECONNECT_TRIES,
         broker_connection_timeout=_CONNECT_TIMEOUT,
         broker_transport_options=transport,
         worker_hijack_root_logger=False,

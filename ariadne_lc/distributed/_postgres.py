@@ -6,6 +6,8 @@ what delivery adds beside it, in tables of its own in the same database:
 - ``ariadne_dispatch``: when each job's last task message was confirmed by the broker. The sweeper
   reads it to tell a job whose message is (presumably) in the queue from one whose publish was lost.
 - the fleet's rate-limit bucket and model-call ledger (:mod:`ariadne_lc.distributed._limits`).
+- ``ariadne_workers``: one row per worker process, its heartbeat and its consumer's last answer
+  (:mod:`ariadne_lc.distributed._liveness`).
 
 Connections come from a ``psycopg_pool.ConnectionPool`` that checks each connection before lending
 it, so a connection the server terminated (``pg_terminate_backend``, a restart) is replaced instead of
@@ -21,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ariadne_lc.errors import ConfigurationError, StoreError
+from ariadne_lc.store._pg import SCHEMA_LOCK
 
 __all__ = ["DispatchLog", "open_pool", "with_retries"]
 
@@ -28,7 +31,6 @@ logger = logging.getLogger("ariadne_lc.distributed")
 
 T = TypeVar("T")
 _RETRY_DELAYS = (0.1, 0.5, 1.0, 2.0)
-_SCHEMA_LOCK = 0x41524941  # pg_advisory_xact_lock key for concurrent schema creation ("ARIA")
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS ariadne_dispatch (
@@ -49,6 +51,19 @@ _SCHEMA = (
         at DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (name, job_id, attempt))""",
     "CREATE INDEX IF NOT EXISTS ariadne_fleet_spend_at ON ariadne_fleet_spend (name, at)",
+    """CREATE TABLE IF NOT EXISTS ariadne_workers (
+        owner TEXT PRIMARY KEY,
+        node TEXT NOT NULL,
+        queue TEXT NOT NULL,
+        concurrency INTEGER NOT NULL,
+        beat_every DOUBLE PRECISION NOT NULL,
+        started_at DOUBLE PRECISION NOT NULL,
+        beat_at DOUBLE PRECISION NOT NULL,
+        consumer_at DOUBLE PRECISION,
+        running INTEGER NOT NULL,
+        tasks INTEGER NOT NULL,
+        task_started_at DOUBLE PRECISION,
+        task_ended_at DOUBLE PRECISION)""",
 )
 
 
@@ -93,7 +108,8 @@ def _where(conninfo: str) -> str:
 
 def _create_schema(pool: Any) -> None:
     with pool.connection() as conn, conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        # The lock every ariadne_lc schema creation takes (see ariadne_lc.store._pg.SCHEMA_LOCK).
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
         for statement in _SCHEMA:
             conn.execute(statement)
 

@@ -26,16 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from ariadne_lc.audit import Auditor, StepSelector
-from ariadne_lc.distributed._app import DEFAULT_BROKER_URL, DEFAULT_QUEUE, create_app
+from ariadne_lc.distributed._app import DEFAULT_BROKER_URL, DEFAULT_QUEUE, DEFAULT_RECONNECT_TRIES, create_app
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._limits import FleetLimits
+from ariadne_lc.distributed._liveness import DEFAULT_BEAT_INTERVAL, Activity, Liveness
 from ariadne_lc.distributed._postgres import DispatchLog, open_pool
+from ariadne_lc.distributed._preflight import DEFAULT_BROKER_WAIT, check_broker, check_database
 from ariadne_lc.distributed._sweeper import DEFAULT_GRACE, DEFAULT_REDELIVER_AFTER, DEFAULT_SWEEP_INTERVAL, Sweeper
 from ariadne_lc.distributed._worker import AuditWorker, register_audit_task
 from ariadne_lc.errors import ConfigurationError, StoreError
 from ariadne_lc.online import JobStore
 from ariadne_lc.online import open_job_store as online_job_store
+from ariadne_lc.online._jobs import new_owner
 from ariadne_lc.online._open import is_postgres_dsn
+from ariadne_lc.store._pg import schema_lock
 
 __all__ = ["POOLS", "WorkerConfig", "WorkerProcess", "load_graph", "open_job_store", "postgres_saver", "run_worker"]
 
@@ -64,9 +68,10 @@ class WorkerConfig:
     pool: str = "threads"
     """Celery execution pool (:data:`POOLS`)."""
     interventions: tuple[str, ...] = ("logic_flip",)
-    """What each audit does."""
+    """What the audit of a job stored without a plan does (a job's own :class:`~ariadne_lc.online.AuditPlan`,
+    which ``OnlineAuditor(interventions=..., step=...)`` stores with it, wins)."""
     step: StepSelector = "auto"
-    """Which step each audit intervenes on."""
+    """Which step the audit of a job stored without a plan intervenes on."""
     lease: float = 120.0
     """Seconds a claim survives without a heartbeat."""
     audit_timeout: float = 300.0
@@ -89,6 +94,12 @@ class WorkerConfig:
     """Seconds a never-published job is left to its dispatcher."""
     redeliver_after: float = DEFAULT_REDELIVER_AFTER
     """Seconds after its last publish an unfinished job gets another message."""
+    broker_wait: float = DEFAULT_BROKER_WAIT
+    """Seconds start-up waits for the broker to answer (a refused login fails at once)."""
+    reconnect_tries: int = DEFAULT_RECONNECT_TRIES
+    """Reconnections to a lost broker before the worker exits with status 1 (0: try forever)."""
+    beat_interval: float = DEFAULT_BEAT_INTERVAL
+    """Seconds between the worker's heartbeats and self-pings (``ariadne_workers``; 0: none)."""
     hostname: str | None = None
     """The Celery node name (default ``ariadne-<pid>@<host>``)."""
     loglevel: str = "INFO"
@@ -105,6 +116,8 @@ class WorkerConfig:
             raise ConfigurationError("lease and audit_timeout must be positive")
         if self.sweep_interval < 0:
             raise ConfigurationError(f"sweep_interval must not be negative, got {self.sweep_interval}")
+        if self.broker_wait < 0 or self.beat_interval < 0 or self.reconnect_tries < 0:
+            raise ConfigurationError("broker_wait, beat_interval and reconnect_tries must not be negative")
 
 
 def open_job_store(url: str) -> JobStore:
@@ -115,7 +128,13 @@ def open_job_store(url: str) -> JobStore:
 
 
 def postgres_saver(url: str, *, max_size: int) -> tuple[Any, Any]:
-    """A set-up ``PostgresSaver`` on a connection pool of its own; returns (saver, pool)."""
+    """A set-up ``PostgresSaver`` on a connection pool of its own; returns (saver, pool).
+
+    Its ``setup()`` (the checkpointer's migrations) runs under a Postgres advisory lock
+    (:func:`ariadne_lc.store._pg.schema_lock`), as ariadne_lc's own tables are created, so that serving
+    replicas and workers started at the same moment on a fresh database do not fail with
+    ``UniqueViolation``. Use it on the serving side too.
+    """
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg.rows import dict_row
     from psycopg_pool import ConnectionPool
@@ -135,7 +154,12 @@ def postgres_saver(url: str, *, max_size: int) -> tuple[Any, Any]:
         pool.close()
         raise StoreError(f"cannot connect to the checkpointer's PostgreSQL at {url.split('@')[-1]}: {exc}") from exc
     saver = PostgresSaver(pool)  # type: ignore[arg-type]  # a dict_row pool, which the annotation cannot see
-    saver.setup()
+    try:
+        with schema_lock(url):  # its migrations race when a fleet starts at once on a fresh database
+            saver.setup()
+    except Exception:
+        pool.close()
+        raise
     return saver, pool
 
 
@@ -217,6 +241,18 @@ class WorkerProcess:
             max_retry_backoff=c.max_retry_backoff,
         )
 
+    def activity(self) -> Activity | None:
+        """The audit machinery's activity, when it runs in this process (not with ``prefork``)."""
+        with self._lock:
+            worker = self._worker if self._pid == os.getpid() else None
+        return None if worker is None else worker.activity()
+
+    def owner(self) -> str:
+        """This process's identity in the job store (its audit worker's, when built here)."""
+        with self._lock:
+            worker = self._worker if self._pid == os.getpid() else None
+        return new_owner() if worker is None else worker.owner
+
     def close(self) -> None:
         with self._lock:
             if self._worker is not None:
@@ -245,28 +281,59 @@ def _sweeper(config: WorkerConfig, app: Any) -> tuple[Sweeper, list[Any]]:
     return sweeper, [jobs, pool]
 
 
-def run_worker(config: WorkerConfig) -> None:
+def run_worker(config: WorkerConfig) -> int:
     """Run a Celery worker consuming the audit queue until it is stopped (SIGTERM: warm shutdown, the
-    audits in flight finish first; SIGQUIT or SIGKILL: they are redelivered)."""
+    audits in flight finish first; SIGQUIT or SIGKILL: they are redelivered). Returns Celery's exit
+    status: 0 after a clean stop, non-zero when the worker failed (its reason is in the log).
+
+    Raises:
+        BrokerUnavailableError: At start-up, the broker refused the login or did not answer as one
+            within ``config.broker_wait`` seconds.
+        StoreError: At start-up, a database could not be connected to (the server's reason included).
+    """
     from celery import signals
 
+    check_database(config.jobs_url, option="--jobs")
+    if config.checkpointer_url is not None:
+        check_database(config.checkpointer_url, option="--checkpointer")
+    check_broker(config.broker_url, wait=config.broker_wait)
     app = create_app(config.broker_url, queue=config.queue, audit_timeout=config.audit_timeout)
+    # Start-up already waited for the broker (boundedly): a broker lost since is a failed start, not
+    # Celery's 100 retries.
+    app.conf.broker_connection_retry_on_startup = False
+    app.conf.broker_connection_max_retries = config.reconnect_tries or None
     process = WorkerProcess(config, app)
     register_audit_task(app, process.get)
     if config.pool != "prefork":
         process.get()  # load the graph and connect before consuming; prefork children build their own
     closers: list[Any] = []
-    sweepers: list[Sweeper] = []
+    background: list[Sweeper | Liveness] = []
 
-    def start_sweeper(**_: Any) -> None:
+    def on_ready(sender: Any = None, **_: Any) -> None:
         # After the pool is up, in the main process, so that a prefork child never inherits its connections.
-        if config.sweep_interval > 0 and not sweepers:
+        if background:
+            return
+        if config.sweep_interval > 0:
             sweeper, owned = _sweeper(config, app)
             closers.extend(owned)
-            sweepers.append(sweeper)
+            background.append(sweeper)
             sweeper.start()
+        if config.beat_interval > 0:
+            pool = open_pool(config.jobs_url, name="ariadne-liveness", max_size=1)
+            closers.append(pool)
+            liveness = Liveness(
+                pool,
+                app,
+                owner=process.owner(),
+                queue=config.queue,
+                concurrency=config.concurrency,
+                activity=process.activity,
+                interval=config.beat_interval,
+            )
+            background.append(liveness)
+            liveness.start(str(getattr(sender, "hostname", "") or hostname))
 
-    signals.worker_ready.connect(start_sweeper, weak=False)
+    signals.worker_ready.connect(on_ready, weak=False)
     hostname = config.hostname or f"ariadne-{os.getpid()}@%h"
     argv = [
         "worker",
@@ -279,11 +346,23 @@ def run_worker(config: WorkerConfig) -> None:
         "--without-mingle",
         *config.extra_args,
     ]
+    started: list[Any] = []
+
+    def on_init(instance: Any = None, **_: Any) -> None:
+        started.append(instance)
+
+    # Neither app.worker_main nor app.start returns the worker's exit status (a worker that gave up
+    # after Celery's reconnection attempts exited 0): read it from the worker instance itself.
+    signals.celeryd_init.connect(on_init, weak=False)
     try:
-        app.worker_main(argv)
+        app.start(argv=argv)
     finally:
-        for sweeper in sweepers:
-            sweeper.stop()
+        signals.celeryd_init.disconnect(on_init)
+        signals.worker_ready.disconnect(on_ready)
+        for task in background:
+            task.stop()
         for closer in closers:
             closer.close()
         process.close()
+    status = getattr(started[0], "exitcode", None) if started else 1
+    return int(status or 0)

@@ -17,7 +17,9 @@ the message is acknowledged only after that step is committed (``acks_late``):
    is renewed meanwhile by this process's heartbeat thread.
 4. **Commit** the outcome, as the online workers do: results and ``done`` together; a retryable failure
    back to ``pending`` with an exponential backoff and jitter, its task re-published with that delay;
-   a final failure ``failed``. The store accepts the commit only under the attempt's claim token, so
+   a final failure ``failed`` (decided by each failed result's ``error_type``, see
+   :func:`~ariadne_lc.online.retryable_error`: an error of a type this package does not know, such as the
+   checkpointer's on a closed database, is final). The store accepts the commit only under the attempt's claim token, so
    a result set is written exactly once even when two workers audited the same job.
 
 Store errors (the database restarting, connections terminated) are retried in place for a few seconds,
@@ -43,6 +45,7 @@ from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.distributed._app import TASK_NAME
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._limits import FleetLimits
+from ariadne_lc.distributed._liveness import Activity
 from ariadne_lc.errors import ConfigurationError, JobNotFoundError, StoreError, TraceError
 from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, Job, JobState, JobStore, retryable_error
 from ariadne_lc.online._jobs import new_owner, owner_alive
@@ -60,6 +63,7 @@ OUTCOMES = ("done", "retry", "failed", "superseded", "deferred", "duplicate", "w
 """How a task can end: the first four commit an attempt; the others leave the job to another message."""
 _STORE_RETRIES = (0.2, 0.5, 1.0, 2.0, 4.0)
 _MAX_DEFER = 300.0
+_CLAIM_TRIES = 5
 
 T = TypeVar("T")
 
@@ -104,7 +108,8 @@ class AuditWorker:
         auditor: Built on the user's graph with its shared checkpointer.
         publisher: For retries, deferrals and watch messages.
         limits: The fleet's rate limit and budget, or ``None``.
-        step, interventions: What each audit does.
+        step, interventions: What the audit of a job stored without a plan does (a job's
+            :attr:`~ariadne_lc.online.Job.plan`, stored by the serving side, wins).
         lease: Seconds a claim lasts without a heartbeat (renewed every quarter lease).
         audit_timeout: Seconds an attempt may take.
         max_attempts: Attempts per job, the first included.
@@ -149,6 +154,9 @@ class AuditWorker:
         self._claims: set[str] = set()
         self._inflight: Counter[str] = Counter()
         self._stop = threading.Event()
+        self._tasks_seen = 0
+        self._last_started: float | None = None
+        self._last_finished: float | None = None
         meter = metrics.get_meter(METER_NAME, meter_provider=meter_provider)
         self._tasks = meter.create_counter("ariadne.distributed.tasks", "{task}", "Audit tasks by outcome")
         self._duration = meter.create_histogram("ariadne.distributed.audit.duration", "s", "Audit attempts")
@@ -161,6 +169,8 @@ class AuditWorker:
         """Process one message for ``job_id``; returns the outcome (one of :data:`OUTCOMES`)."""
         with self._lock:
             self._inflight[job_id] += 1
+            self._tasks_seen += 1
+            self._last_started = time.monotonic()
         try:
             outcome = self._run(job_id, redelivered)
         finally:
@@ -168,6 +178,7 @@ class AuditWorker:
                 self._inflight[job_id] -= 1
                 if not self._inflight[job_id]:
                     del self._inflight[job_id]
+                self._last_finished = time.monotonic()
         with self._lock:
             self.outcomes[outcome] += 1
         self._tasks.add(1, {"ariadne.distributed.outcome": outcome})
@@ -189,31 +200,55 @@ class AuditWorker:
             return self._attempt(job)
 
     def _unclaimed(self, job_id: str, redelivered: bool) -> Job | str:
-        job = self._store(lambda: self.jobs.get(job_id), "reading the job")
-        if job.state in (JobState.DONE, JobState.FAILED):
-            return "duplicate"
-        if job.state is JobState.PENDING:
-            return "not_due"  # a retry waiting for its backoff (its own delayed message comes), or just claimed
+        """The claim found ``job_id`` not claimable: decide whether this message may be dropped.
+
+        A message is dropped only when the job is finished, held under a live claim, or pending with a
+        backoff (its own delayed message comes). A job that is pending and due, or that this attempt
+        frees (a dead owner, a failed commit of ours), is claimed again: between the first claim and
+        the read the job may have been freed by another statement (the sweeper's reclaim, another
+        thread's reclaim of the same dead worker), and dropping the message then would leave the job
+        unclaimed until the sweeper's ``redeliver_after``.
+        """
+        for _ in range(_CLAIM_TRIES):
+            job = self._store(lambda: self.jobs.get(job_id), "reading the job")
+            if job.state in (JobState.DONE, JobState.FAILED):
+                return "duplicate"
+            if job.state is JobState.PENDING:
+                if job.next_attempt_at > time.time():
+                    return "not_due"  # a retry or deferral backing off: its own delayed message comes
+            elif not self._free(job):
+                if redelivered:
+                    self._publish([job_id], countdown=self.lease, why="watch")
+                    return "watching"
+                return "duplicate"
+            again = self._store(lambda: self.jobs.claim_job(job_id, self.owner, lease=self.lease), "claiming")
+            if again is not None:
+                return again
+        # Still unclaimable but not provably taken (claims racing for minutes): never drop it silently.
+        self._publish([job_id], countdown=1.0, why="re-claim")
+        return "watching"
+
+    def _free(self, job: Job) -> bool:
+        """For a ``running`` job: hand it back or reclaim it when its holder certainly no longer audits
+        it; ``False`` when a live attempt may hold it."""
         with self._lock:
             # Held by this process, but by no task here (a commit that failed): hand it back. Another
             # message for the same job being processed here right now is not idle: leave it alone.
-            ours_idle = job.owner == self.owner and job.claim not in self._claims and self._inflight[job_id] <= 1
+            ours_idle = job.owner == self.owner and job.claim not in self._claims and self._inflight[job.job_id] <= 1
         if ours_idle and job.claim is not None:
-            self._store(lambda: self.jobs.release([job.claim or ""]), "handing back a job")
-        elif job.owner is not None and not owner_alive(job.owner):
+            claim = job.claim
+            self._store(lambda: self.jobs.release([claim]), "handing back a job")
+            return True
+        if job.owner is not None and not owner_alive(job.owner):
             self._store(lambda: self.jobs.reclaim(owner_alive), "reclaiming the jobs of a dead worker")
-        else:
-            if redelivered:
-                self._publish([job_id], countdown=self.lease, why="watch")
-                return "watching"
-            return "duplicate"
-        again = self._store(lambda: self.jobs.claim_job(job_id, self.owner, lease=self.lease), "claiming")
-        return again if again is not None else "duplicate"
+            return True
+        return False
 
     def _attempt(self, job: Job) -> str:
         if job.attempts > self.max_attempts:  # earlier attempts' workers died mid-audit
             gave_up = f"gave up after {self.max_attempts} attempts; the last one: {job.error or 'its worker died'}"
-            return self._commit(job, "failed", [failed_result(job.trace, gave_up)], gave_up, 0.0)
+            failed = failed_result(job.trace, gave_up, replay_mode=self.auditor.replay_mode)
+            return self._commit(job, "failed", [failed], gave_up, 0.0)
         if self.limits is not None:
             wait = self.limits.acquire(job.job_id, job.attempts)
             if wait > 0:
@@ -253,16 +288,20 @@ class AuditWorker:
             logger.warning(
                 "ariadne distributed: job %s failed after %d attempt(s): %s", job.job_id, job.attempts, error
             )
-            fallback = [failed_result(job.trace, error, error_type)]
+            fallback = [failed_result(job.trace, error, error_type, replay_mode=self.auditor.replay_mode)]
             return self._commit(job, "failed", results or fallback, error, duration)
         return self._commit(job, "retry", results, error, duration)
 
     def _audit(self, job: Job) -> list[AuditResult]:
         attributes = {ARIADNE_SAMPLE_RATE: job.sample_rate, ATTR_JOB_ID: job.job_id, ATTR_ATTEMPT: job.attempts}
 
+        # The plan the serving side stored with the job; the worker's own --step/--interventions only
+        # for jobs stored without one.
+        step, interventions = (job.plan.step, job.plan.interventions) if job.plan else (self.step, self.interventions)
+
         def audit() -> list[AuditResult]:
             with audit_span_attributes(attributes):
-                return self.auditor.audit(job.trace, self.step, self.interventions)
+                return self.auditor.audit(job.trace, step, interventions)
 
         return _with_timeout(audit, self.audit_timeout, f"ariadne-audit-{job.job_id[:8]}")
 
@@ -293,6 +332,16 @@ class AuditWorker:
             self._publish([job.job_id], countdown=delay, why="retry")
         return kind
 
+    def activity(self) -> Activity:
+        """Tasks running and handled, and when one last started and ended (for the worker's heartbeat)."""
+        with self._lock:
+            return Activity(
+                running=sum(self._inflight.values()),
+                tasks=self._tasks_seen,
+                last_started=self._last_started,
+                last_finished=self._last_finished,
+            )
+
     # -- helpers -----------------------------------------------------------------------------------
 
     def _store(self, fn: Callable[[], T], what: str) -> T:
@@ -314,9 +363,7 @@ class AuditWorker:
         try:
             self.publisher.publish(job_ids, countdown=countdown)
         except Exception:
-            logger.warning(
-                "ariadne distributed: could not publish the %s of job %s; the sweeper will", why, job_ids[0]
-            )
+            logger.warning("ariadne distributed: could not publish the %s of job %s; the sweeper will", why, job_ids[0])
 
     @contextmanager
     def _holding(self, claim: str) -> Iterator[None]:

@@ -24,7 +24,7 @@ __all__ = [
 
 
 class InterventionType(StrEnum):
-    """The four contradictions (docs/method.md#interventions)."""
+    """The contradictions (docs/method.md#interventions)."""
 
     LOGIC_FLIP = "logic_flip"
     """Flip logical operators and directions (true/false, increase/decrease, multiply/divide)."""
@@ -34,6 +34,9 @@ class InterventionType(StrEnum):
     """Negate the premise the step starts from."""
     CAUSAL_REVERSAL = "causal_reversal"
     """Swap cause and effect."""
+    CONCLUSION_SWAP = "conclusion_swap"
+    """Replace what the thought commits to (its final number or calculation, option, yes/no, named entity) with a
+    plausible different one, leaving the rest."""
 
 
 class ControlType(StrEnum):

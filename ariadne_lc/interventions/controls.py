@@ -67,6 +67,9 @@ for _a, _b in _PAIRS:
         PARAPHRASE_SYNONYMS.setdefault(_b, _a)
 
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+# A verb followed by one of these is part of a phrasal verb ("made up of", "get rid of", "check out"), whose
+# meaning is not the verb's: its synonym would change or break the phrase ("created up of").
+_PARTICLE = re.compile(r"\s+(?:up|out|off|over|rid|into|along|away|back|down|of|from|on|in)\b", re.I)
 
 
 class RuleParaphraser:
@@ -93,7 +96,9 @@ class RuleParaphraser:
         def swap(m: re.Match[str]) -> str:
             word = m.group(0)
             synonym = PARAPHRASE_SYNONYMS.get(word.lower())
-            return word if synonym is None else match_case(synonym, word)
+            if synonym is None or _PARTICLE.match(thought, m.end()):
+                return word
+            return match_case(synonym, word)
 
         text = _WORD.sub(swap, thought)
         if text == thought:

@@ -16,7 +16,7 @@ query. The prompts carry no example rewrites: small models copy examples.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -50,6 +50,10 @@ CRITIC_INSTRUCTIONS: dict[str, str] = {
         "Reverse cause and effect: where the step says that one thing causes, explains or leads to "
         "another, make it say that the second causes, explains or leads to the first."
     ),
+    InterventionType.CONCLUSION_SWAP: (
+        "Replace its conclusion: where it commits to an answer (a final number or calculation, an option, yes or "
+        "no, a name), make it commit to a different, plausible one. Keep everything else as it is."
+    ),
     ControlType.PARAPHRASE: (
         "Paraphrase it: say exactly the same thing in different words. Keep every number, every "
         "operation, every name and every conclusion; change nothing the step claims."
@@ -66,12 +70,16 @@ _TASK = "Reasoning step to rewrite:"
 _CONTEXT = "The question the agent was answering (context only, do not answer it):"
 
 
-def _prompt(thought: str, instruction: str, query: str, feedback: str | None) -> list[BaseMessage]:
+def _prompt(
+    thought: str, instruction: str, query: str, feedback: str | None, previous: str | None = None
+) -> list[BaseMessage]:
     parts = []
     if query.strip():
         parts.append(f"{_CONTEXT}\n{query.strip()}\n")
     parts.append(f"{_TASK}\n{thought.strip()}\n")
     parts.append(f"Task: {instruction}")
+    if previous:
+        parts.append(f"\nYour previous rewrite was:\n{previous.strip()}")
     if feedback:
         parts.append(f"\nYour previous reply was rejected ({feedback}). Reply with the rewritten step only.")
     else:
@@ -156,6 +164,15 @@ def check_rewrite(original: str, reply: str) -> tuple[str | None, str]:
     if _normalized(text) == _normalized(original):
         return None, "same as the original"
     return text, ""
+
+
+def _gate_feedback(reason: str, intervention_type: str) -> str:
+    goal = (
+        "the paraphrase must lead to the same answer as the original"
+        if intervention_type == ControlType.PARAPHRASE
+        else "the rewrite must make the step lead to a different answer than the original"
+    )
+    return f"{reason}; {goal}" if reason else goal
 
 
 def _rejection(reason: str, reply: str) -> str:
@@ -245,14 +262,40 @@ class LLMCritic:
         """Async twin of :meth:`intervene`."""
         return await run_async(self._intervene(thought, intervention_type, query))
 
-    def _intervene(self, thought: str, intervention_type: str, query: str) -> Flow[Intervention]:
+    def revise(
+        self, thought: str, intervention_type: str, *, query: str = "", rejected: Sequence[str] = (), feedback: str = ""
+    ) -> Intervention:
+        """Rewrite again after the decisiveness gate rejected ``rejected[-1]``, with ``feedback`` (why) in the
+        prompt: e.g. "the edit still implies '12'" asks for a rewrite that changes the conclusion."""
+        previous = rejected[-1] if rejected else None
+        return run_sync(
+            self._intervene(thought, intervention_type, query, _gate_feedback(feedback, intervention_type), previous)
+        )
+
+    async def arevise(
+        self, thought: str, intervention_type: str, *, query: str = "", rejected: Sequence[str] = (), feedback: str = ""
+    ) -> Intervention:
+        """Async twin of :meth:`revise`."""
+        previous = rejected[-1] if rejected else None
+        return await run_async(
+            self._intervene(thought, intervention_type, query, _gate_feedback(feedback, intervention_type), previous)
+        )
+
+    def _intervene(
+        self,
+        thought: str,
+        intervention_type: str,
+        query: str,
+        first_feedback: str | None = None,
+        previous: str | None = None,
+    ) -> Flow[Intervention]:
         skipped = self._skip(thought, intervention_type)
         if skipped is not None:
             return skipped
         rejections: list[str] = []
-        feedback: str | None = None
+        feedback: str | None = first_feedback
         for attempt in range(self.max_attempts):
-            messages = _prompt(thought, self.instructions[intervention_type], query, feedback)
+            messages = _prompt(thought, self.instructions[intervention_type], query, feedback, previous)
             try:
                 reply = reply_text((yield self._ask(attempt, messages)))
             except Exception as exc:

@@ -8,9 +8,10 @@ English-only and word-based; an LLM critic handles what they cannot.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ariadne_lc.interventions._types import Intervention, InterventionType
+from ariadne_lc.interventions.implied import QuestionKind, commitment_span, question_kind
 
 __all__ = ["RuleCritic", "has_causal_language", "has_logic_words", "has_numeric_claim"]
 
@@ -69,10 +70,18 @@ for _a, _b in _ANTONYMS:
     _FLIP.setdefault(_a, _b)
     _FLIP.setdefault(_b, _a)
 _WORD = re.compile(r"[A-Za-z']+")
-_OPERATOR = re.compile(r"(?<=\s)([+\-*/×÷])(?=\s)")
-_OPERATOR_FLIP = {"+": "-", "-": "+", "*": "/", "/": "*", "×": "÷", "÷": "×"}
+# An arithmetic operator between two operands ("8*3", "(2 + 3) x 4") or between spaces ("a - b"); a hyphen inside
+# a word ("well-known") is neither.
+_OPERATOR = re.compile(r"(?:(?<=[\d)])\s*([+\-*/×÷x])\s*(?=[\d(]))|(?:(?<=\s)([+\-*/×÷])(?=\s))")
+_OPERATOR_FLIP = {"+": "-", "-": "+", "*": "/", "/": "*", "×": "÷", "÷": "×", "x": "/"}
+_COMPARISON = re.compile(r">=|<=|≥|≤|(?<![<>=-])[<>](?![<>=])")
+_COMPARISON_FLIP = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "≥": "≤", "≤": "≥"}
 # The copula/modal of a clause, negatable by inserting or removing "not".
 _AUX = re.compile(r"\b(is|are|was|were|can|will|should|must|could|would|does|do|did|has|have|had)( not)?\b", re.I)
+# "has", "have" and "had" are auxiliaries only before a participle ("has been", "had counted"); before a noun
+# ("has 17 floors") they are the main verb, negated with do-support ("does not have 17 floors").
+_PARTICIPLE = re.compile(r"\s+(?:been|got|gotten|done|made|seen|taken|given|known|[a-z]+ed|[a-z]+en)\b", re.I)
+_DO_SUPPORT = {"has": ("does", "have"), "have": ("do", "have"), "had": ("did", "have")}
 _NEED = re.compile(r"\b(need|needs|have|has) to\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.]*\d)")
 _ACTION = re.compile(r"\s*(let me|let's|let us|i will|i'll|now,? i)\b", re.I)
@@ -84,6 +93,9 @@ _CAUSAL = re.compile(
     r"\s+(?:causes|caused|leads to|led to|results in|resulted in|implies)\s+)",
     re.I,
 )
+
+Edit = tuple[str, str]
+"""A candidate rewrite and how it was made (``rule:antonym``, ...)."""
 
 
 def match_case(word: str, like: str) -> str:
@@ -107,23 +119,44 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
-def _logic_flip(thought: str) -> tuple[str, str] | None:
-    changed = False
+# Copulas and modals are flippable too ("is" -> "isn't"), but nearly every sentence has one: they
+# say nothing about whether a step *reasons* with directions or operators.
+_AUXILIARIES = frozenset({"is", "isn't", "are", "aren't", "can", "cannot", "will", "won't"})
 
-    def swap(m: re.Match[str]) -> str:
-        nonlocal changed
+
+def _flip_sites(thought: str) -> list[tuple[int, int, str]]:
+    """Every place a logic flip can change, as (start, end, replacement): antonyms that are no copula or modal,
+    arithmetic operators and comparisons; copulas and modals only when there is nothing else to flip (flipping
+    both the verb and the comparison of one clause cancels: "is less than" -> "isn't more than")."""
+    sites: list[tuple[int, int, str]] = []
+    copulas: list[tuple[int, int, str]] = []
+    for m in _WORD.finditer(thought):
         word = m.group(0)
         flipped = _FLIP.get(word.lower())
-        if flipped is None:
-            return word
-        changed = True
-        return match_case(flipped, word)
+        if flipped is not None:
+            (copulas if word.lower() in _AUXILIARIES else sites).append((m.start(), m.end(), match_case(flipped, word)))
+    for m in _OPERATOR.finditer(thought):
+        group = 1 if m.group(1) is not None else 2
+        sites.append((m.start(group), m.end(group), _OPERATOR_FLIP[m.group(group)]))
+    for m in _COMPARISON.finditer(thought):
+        sites.append((m.start(), m.end(), _COMPARISON_FLIP[m.group(0)]))
+    return sorted(sites) if sites else copulas
 
-    text = _WORD.sub(swap, thought)
-    text2 = _OPERATOR.sub(lambda m: _OPERATOR_FLIP[m.group(1)], text)
-    if text2 != text:
-        changed = True
-    return (text2, "rule:antonym") if changed and text2 != thought else None
+
+def _apply(text: str, sites: list[tuple[int, int, str]]) -> str:
+    for start, end, replacement in sorted(sites, reverse=True):
+        text = text[:start] + replacement + text[end:]
+    return text
+
+
+def _logic_flip(thought: str) -> list[Edit]:
+    """All sites flipped at once, then each site alone from the last one back (the conclusion comes last)."""
+    sites = _flip_sites(thought)
+    if not sites:
+        return []
+    edits = [(_apply(thought, sites), "rule:antonym")]
+    edits += [(_apply(thought, [site]), "rule:antonym-one") for site in reversed(sites)]
+    return edits
 
 
 def _other_number(raw: str) -> str:
@@ -134,28 +167,51 @@ def _other_number(raw: str) -> str:
     return str(n + 1 + n // 2)
 
 
-def _fact_reversal(thought: str) -> tuple[str, str] | None:
+def _order_reversed(thought: str) -> str | None:
+    """The numbers exchanged by rank (the smallest becomes the largest, ...), so comparisons between them flip."""
+    values = sorted({float(m.group(1)) for m in _NUMBER.finditer(thought)})
+    if len(values) < 2:
+        return None
+    raw_by_value = {float(m.group(1)): m.group(1) for m in _NUMBER.finditer(thought)}
+    mirror = {v: raw_by_value[values[-1 - i]] for i, v in enumerate(values)}
+    return _NUMBER.sub(lambda m: mirror[float(m.group(1))], thought)
+
+
+def _fact_reversal(thought: str) -> list[Edit]:
     if _NUMBER.search(thought):
-        return _NUMBER.sub(lambda m: _other_number(m.group(1)), thought), "rule:numbers"
+        edits = [(_NUMBER.sub(lambda m: _other_number(m.group(1)), thought), "rule:numbers")]
+        reversed_ = _order_reversed(thought)
+        if reversed_ is not None:
+            edits.append((reversed_, "rule:numbers-order"))
+        last = list(_NUMBER.finditer(thought))[-1]
+        edits.append(
+            (thought[: last.start()] + _other_number(last.group(1)) + thought[last.end() :], "rule:last-number")
+        )
+        return edits
     # Without numbers, reverse the *last* claim (its copula): premise_negation negates the first one.
     # When they are the same clause, the edit would duplicate premise_negation: not applicable.
     claims = list(_AUX.finditer(thought))
     if not claims:
-        return None
-    reversed_ = _toggle_aux(thought, claims[-1])
+        return []
+    reversed_claim = _toggle_aux(thought, claims[-1])
     premise = _premise_negation(thought)
-    if premise is not None and premise[0] == reversed_:
-        return None
-    return reversed_, "rule:copula"
+    if premise and premise[0][0] == reversed_claim:
+        return []
+    return [(reversed_claim, "rule:copula")]
 
 
 def _toggle_aux(text: str, m: re.Match[str]) -> str:
     aux, negated = m.group(1), m.group(2)
-    replacement = aux if negated else f"{aux} not"
+    main_verb = aux.lower() in _DO_SUPPORT and not negated and _PARTICIPLE.match(text, m.end()) is None
+    if main_verb:
+        do, base = _DO_SUPPORT[aux.lower()]
+        replacement = f"{match_case(do, aux)} not {base}"
+    else:
+        replacement = aux if negated else f"{aux} not"
     return text[: m.start()] + replacement + text[m.end() :]
 
 
-def _premise_negation(thought: str) -> tuple[str, str] | None:
+def _premise_negation(thought: str) -> list[Edit]:
     sentences = _SENTENCE.split(thought.strip(), maxsplit=1)
     first, rest = sentences[0], sentences[1:]
     clause_end = len(first)
@@ -174,14 +230,14 @@ def _premise_negation(thought: str) -> tuple[str, str] | None:
         negated = _toggle_aux(first, aux)
         method = "rule:copula"
     elif _ACTION.match(first):
-        return None  # "Let me search ..." announces an action; it states no premise
+        return []  # "Let me search ..." announces an action; it states no premise
     else:
         negated = "It is not true that " + _lower_first(first)
         method = "rule:prefix"
-    return " ".join([negated, *rest]), method
+    return [(" ".join([negated, *rest]), method)]
 
 
-def _causal_reversal(thought: str) -> tuple[str, str] | None:
+def _causal_reversal(thought: str) -> list[Edit]:
     sentences = _SENTENCE.split(thought.strip())
     for i, sentence in enumerate(sentences):
         m = _CAUSAL.search(sentence)
@@ -197,8 +253,8 @@ def _causal_reversal(thought: str) -> tuple[str, str] | None:
         connective = m.group(0).strip().lstrip(",").strip()
         lead = ", " if m.group(0).startswith(",") else " "
         swapped = f"{_sentence_case(right)}{lead}{connective} {_lower_first(left)}{end}"
-        return " ".join([*sentences[:i], swapped, *sentences[i + 1 :]]), "rule:swap"
-    return None
+        return [(" ".join([*sentences[:i], swapped, *sentences[i + 1 :]]), "rule:swap")]
+    return []
 
 
 def has_causal_language(thought: str) -> bool:
@@ -211,57 +267,173 @@ def has_numeric_claim(thought: str) -> bool:
     return _NUMBER.search(thought) is not None
 
 
-# Copulas and modals are flippable too ("is" -> "isn't"), but nearly every sentence has one: they
-# say nothing about whether a step *reasons* with directions or operators.
-_AUXILIARIES = frozenset({"is", "isn't", "are", "aren't", "can", "cannot", "will", "won't"})
-
-
 def has_logic_words(thought: str) -> bool:
-    """Whether the thought has a direction or operator ``logic_flip`` can flip (more/less, multiply/divide, +/-).
+    """Whether the thought has a direction, operator or comparison ``logic_flip`` can flip (more/less,
+    multiply/divide, +/-, </>).
 
     Copulas and modals do not count: nearly every sentence has one.
     """
     flippable = (w.lower() for w in _WORD.findall(thought))
-    return any(w in _FLIP and w not in _AUXILIARIES for w in flippable) or _OPERATOR.search(thought) is not None
+    if any(w in _FLIP and w not in _AUXILIARIES for w in flippable):
+        return True
+    return _OPERATOR.search(thought) is not None or _COMPARISON.search(thought) is not None
 
 
-_RULES: dict[str, Callable[[str], tuple[str, str] | None]] = {
-    InterventionType.LOGIC_FLIP: _logic_flip,
-    InterventionType.FACT_REVERSAL: _fact_reversal,
-    InterventionType.PREMISE_NEGATION: _premise_negation,
-    InterventionType.CAUSAL_REVERSAL: _causal_reversal,
+# -- the conclusion swap -------------------------------------------------------------------------------------
+
+_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_OPTION_LETTER = re.compile(r"^\s*\(?([A-J])[.)]\s", re.M)
+
+
+def _shift(raw: str, by: int) -> str | None:
+    """``raw`` (digits, maybe with thousands commas or decimals) moved by ``by``; ``None`` below zero."""
+    value = float(raw.replace(",", ""))
+    moved = value + by
+    if moved < 0:
+        return None
+    return f"{moved:g}" if "." in raw else str(int(moved))
+
+
+def _number_alternatives(raw: str, form: str) -> list[str]:
+    numbers = list(_DIGITS.finditer(raw))
+    if not numbers:
+        return []
+    out: list[str] = []
+
+    def moved(m: re.Match[str], by: int) -> None:
+        shifted = _shift(m.group(0), by)
+        if shifted is not None:
+            out.append(raw[: m.start()] + shifted + raw[m.end() :])
+
+    moved(numbers[-1], 1)
+    if form == "calculation":
+        op = list(_OPERATOR.finditer(raw))
+        if op:
+            last = op[-1]
+            group = 1 if last.group(1) is not None else 2
+            out.append(raw[: last.start(group)] + _OPERATOR_FLIP[last.group(group)] + raw[last.end(group) :])
+        moved(numbers[0], 1)
+    else:
+        moved(numbers[-1], -1)
+        doubled = float(numbers[-1].group(0).replace(",", "")) * 2
+        out.append(raw[: numbers[-1].start()] + f"{doubled:g}" + raw[numbers[-1].end() :])
+    return out
+
+
+def _option_alternatives(letter: str, query: str) -> list[str]:
+    listed = sorted(set(_OPTION_LETTER.findall(query))) or list("ABCDE")
+    if letter.upper() in listed:
+        i = listed.index(letter.upper())
+        ordered = listed[i + 1 :] + listed[:i]
+    else:
+        ordered = listed
+    return [match_case(x, letter) if letter.islower() else x for x in ordered]
+
+
+def _conclusion_swap(thought: str, query: str) -> list[Edit]:
+    """Replace what the thought commits to (its final calculation, number, option or yes/no) with a plausible
+    different one, and nothing else; the first candidate is the closest (the last operand plus one, the next
+    option, the other of yes and no)."""
+    kind = question_kind(query) if query.strip() else _kind_of_thought(thought)
+    span = commitment_span(thought, kind)
+    if span is None:
+        return []
+    start, end, _value, form = span
+    raw = thought[start:end]
+    if form in ("calculation", "number"):
+        alternatives = _number_alternatives(raw, form)
+    elif form == "option":
+        alternatives = _option_alternatives(raw, query)
+    elif form == "yes_no":
+        alternatives = [match_case("no" if raw.lower() == "yes" else "yes", raw)]
+    else:
+        alternatives = []  # free text: the LLM critic's form
+    return [(thought[:start] + alt + thought[end:], f"rule:conclusion-{form}") for alt in alternatives]
+
+
+def _kind_of_thought(thought: str) -> QuestionKind:
+    """Without the query: the first kind the thought states a commitment of."""
+    for kind in ("choice", "number", "yes_no"):
+        if commitment_span(thought, kind) is not None and (kind != "choice" or "answer" in thought.lower()):
+            return kind
+    return "text"
+
+
+_RULES: dict[str, Callable[[str, str], list[Edit]]] = {
+    InterventionType.LOGIC_FLIP: lambda thought, query: _logic_flip(thought),
+    InterventionType.FACT_REVERSAL: lambda thought, query: _fact_reversal(thought),
+    InterventionType.PREMISE_NEGATION: lambda thought, query: _premise_negation(thought),
+    InterventionType.CAUSAL_REVERSAL: lambda thought, query: _causal_reversal(thought),
+    InterventionType.CONCLUSION_SWAP: _conclusion_swap,
 }
 
 
 class RuleCritic:
-    """Contradicts thoughts with word rules: antonym swaps, changed numbers, negation, swapped causes.
+    """Contradicts thoughts with word rules: antonym swaps, changed numbers, negation, swapped causes, another
+    conclusion.
 
     Deterministic and offline, so audits are reproducible and cost nothing. Rules per type:
 
-    - ``logic_flip``: swap every antonym from a fixed list (multiply/divide, more/less, true/false,
-      is/isn't, ...) and arithmetic operators between spaces.
+    - ``logic_flip``: swap every antonym from a fixed list (multiply/divide, more/less, true/false, ...),
+      arithmetic operators (``8*3``, ``6 x 7``) and comparisons (``<``, ``>=``); a copula or modal
+      ("is" -> "isn't") only when the thought has nothing else to flip, since flipping both the verb and the
+      comparison of a clause cancels out.
     - ``fact_reversal``: change every number to a different one; without numbers, negate the last
       claim's copula ("is" -> "is not"), unless that is the very edit premise negation makes.
-    - ``premise_negation``: negate the first clause (its copula or modal, "need to" -> "do not
-      need to", or prefix "It is not true that").
+    - ``premise_negation``: negate the first clause (its copula or modal, "has 17 floors" -> "does not have 17
+      floors", "need to" -> "do not need to", or prefix "It is not true that").
     - ``causal_reversal``: swap the two sides of the first causal connective (because, so,
       therefore, leads to, ...).
+    - ``conclusion_swap``: replace what the thought commits to (its final calculation or number, option
+      letter or yes/no, read as :mod:`~ariadne_lc.interventions.implied` reads it) with a plausible different one.
+
+    Each rule also has further candidate edits (:meth:`candidates`), which :meth:`revise` hands out one by one
+    when the decisiveness gate rejects an edit that left the thought's conclusion where it was: each single
+    antonym from the last one back, the numbers exchanged by rank (so a comparison between them flips), the last
+    number alone, another operand or operator of the conclusion.
 
     Examples:
         >>> RuleCritic().intervene("Prices rise, so demand falls.", "causal_reversal").intervened
         'Demand falls, so prices rise.'
+        >>> RuleCritic().intervene("6 boxes of 7: the answer is 6 * 7.", "conclusion_swap").intervened
+        '6 boxes of 7: the answer is 6 * 8.'
     """
 
-    def intervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
+    def candidates(self, thought: str, intervention_type: str, *, query: str = "") -> list[Intervention]:
+        """Every distinct edit the rule for ``intervention_type`` can make of ``thought``, best first."""
         rule = _RULES.get(intervention_type)
-        if rule is None:
+        if rule is None or not thought.strip():
+            return []
+        seen = {thought.strip()}
+        out: list[Intervention] = []
+        for text, method in rule(thought, query):
+            if text.strip() in seen:
+                continue
+            seen.add(text.strip())
+            out.append(
+                Intervention(type=intervention_type, original=thought, intervened=text, applicable=True, method=method)
+            )
+        return out
+
+    def intervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
+        if intervention_type not in _RULES:
             return Intervention.not_applicable(
                 intervention_type, thought, f"the rule critic has no rule for {intervention_type!r}"
             )
         if not thought.strip():
             return Intervention.not_applicable(intervention_type, thought, "empty thought")
-        out = rule(thought)
-        if out is None or out[0].strip() == thought.strip():
+        found = self.candidates(thought, intervention_type, query=query)
+        if not found:
             return Intervention.not_applicable(intervention_type, thought, f"no {intervention_type} rule matched")
-        text, method = out
-        return Intervention(type=intervention_type, original=thought, intervened=text, applicable=True, method=method)
+        return found[0]
+
+    def revise(
+        self, thought: str, intervention_type: str, *, query: str = "", rejected: Sequence[str] = (), feedback: str = ""
+    ) -> Intervention:
+        """The next candidate edit that is none of ``rejected`` (``feedback`` says why they were; rules need not
+        read it), or ``not_applicable`` when the rule has no other."""
+        skip = {r.strip() for r in rejected}
+        for candidate in self.candidates(thought, intervention_type, query=query):
+            if (candidate.intervened or "").strip() not in skip:
+                return candidate
+        return Intervention.not_applicable(intervention_type, thought, f"no other {intervention_type} edit")

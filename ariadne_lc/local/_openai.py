@@ -13,10 +13,26 @@ from langchain_openai import ChatOpenAI
 
 from ariadne_lc.errors import ConfigurationError
 
-__all__ = ["DUMMY_API_KEY", "openai_compatible_chat_model"]
+__all__ = ["DUMMY_API_KEY", "OpenAICompatibleChat", "openai_compatible_chat_model"]
 
 DUMMY_API_KEY = "sk-no-key-required"
 """Sent to self-hosted endpoints that ignore the key; the OpenAI client refuses to run without one."""
+
+
+class OpenAICompatibleChat(ChatOpenAI):
+    """``ChatOpenAI`` that also sends its token cap as ``max_tokens``, for self-hosted endpoints.
+
+    langchain-openai sends the cap as ``max_completion_tokens`` only (OpenAI's newer name). llama.cpp's server
+    (and other OpenAI-compatible servers) read ``max_tokens`` and ignore the other, so without this every call
+    ran until the model stopped by itself: measured, a 5-token request to SmolLM2 generated 492 tokens.
+    """
+
+    def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
+        payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
+        cap = payload.get("max_completion_tokens")
+        if cap is not None:
+            payload.setdefault("max_tokens", cap)
+        return payload
 
 
 def openai_compatible_chat_model(
@@ -52,4 +68,5 @@ def openai_compatible_chat_model(
     if base_url is not None:
         params["base_url"] = base_url
     params.update(kwargs)
-    return ChatOpenAI(**params)
+    # OpenAI itself refuses both caps at once; a self-hosted server needs max_tokens
+    return ChatOpenAI(**params) if base_url is None else OpenAICompatibleChat(**params)

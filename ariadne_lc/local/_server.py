@@ -30,7 +30,7 @@ from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.local._completion import CompletionChatModel
 from ariadne_lc.local._errors import LocalModelServerError, LocalModelServerTimeoutError
 from ariadne_lc.local._model_path import default_model_path, require_server_packages
-from ariadne_lc.local._openai import DUMMY_API_KEY
+from ariadne_lc.local._openai import DUMMY_API_KEY, OpenAICompatibleChat
 
 __all__ = [
     "DEFAULT_CHAT_MAX_TOKENS",
@@ -77,7 +77,9 @@ def _free_port(host: str) -> int:
 
 
 class LocalModelServer:
-    """Start, probe and stop ``python -m llama_cpp.server`` serving one GGUF model on loopback.
+    """Start, probe and stop llama-cpp-python's server (``python -m ariadne_lc.local._serve``, which reuses cached
+    prompt prefixes only in aligned chunks so that an identical request gets an identical reply whatever came
+    before; see :mod:`ariadne_lc.local._serve`) serving one GGUF model on loopback.
 
     The server is stopped by :meth:`stop`, by leaving the ``with`` block, or at interpreter exit (``atexit``),
     so a forgotten server does not outlive the program that started it.
@@ -179,7 +181,7 @@ class LocalModelServer:
         """The command line that starts the server (with the port chosen at start)."""
         port = self._port if self._port is not None else self._requested_port
         cmd = [
-            self.python, "-m", "llama_cpp.server",
+            self.python, "-m", "ariadne_lc.local._serve",
             "--model", str(self.model_path),
             "--model_alias", self.model_alias,
             "--host", self.host,
@@ -331,7 +333,7 @@ class LocalModelServer:
             "max_retries": 1,
         }
         params.update(kwargs)
-        return ChatOpenAI(**params)
+        return OpenAICompatibleChat(**params)
 
     def completion_model(self, **kwargs: Any) -> CompletionChatModel:
         """A :class:`~ariadne_lc.local.CompletionChatModel` on this server's ``/v1/completions``, for base models.

@@ -34,7 +34,7 @@ from ariadne_lc.online._auditor import (
     OnlineAuditor,
     ShutdownReport,
 )
-from ariadne_lc.online._jobs import Job, JobState, JobStore
+from ariadne_lc.online._jobs import AuditPlan, Job, JobState, JobStore
 from ariadne_lc.online._jobs_memory import InMemoryJobStore
 from ariadne_lc.online._jobs_sqlite import SQLiteJobStore
 from ariadne_lc.online._metrics import METER_NAME, OnlineStats
@@ -62,6 +62,7 @@ __all__ = [
     "DEFAULT_SAMPLE_RATE",
     "DEFAULT_TICK_INTERVAL",
     "METER_NAME",
+    "AuditPlan",
     "Budget",
     "Decision",
     "Dispatcher",

@@ -37,13 +37,13 @@ from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.interventions import parse_intervention_types
 from ariadne_lc.online._admission import Admission
 from ariadne_lc.online._forward import ResultForwarder, split_result_stores
-from ariadne_lc.online._jobs import JobStore, new_owner, owner_alive
+from ariadne_lc.online._jobs import AuditPlan, JobStore, new_owner, owner_alive
 from ariadne_lc.online._lifecycle import Lifecycle, ShutdownReport
 from ariadne_lc.online._metrics import MetricsExporter, OnlineStats
 from ariadne_lc.online._open import open_job_store
 from ariadne_lc.online._persister import Dispatcher, Persister
 from ariadne_lc.online._sampler import Budget, RateLimiter, RunFilter, Sampler
-from ariadne_lc.online._worker import AuditEngine
+from ariadne_lc.online._worker import AuditEngine, AuditRunner
 from ariadne_lc.recorder import AriadneCallbackHandler, SpanContextGetter
 from ariadne_lc.trace import Trace
 
@@ -157,7 +157,7 @@ class OnlineAuditor:
         graph: Any,
         *,
         jobs: JobStore | str | Path = DEFAULT_JOB_STORE_PATH,
-        auditor: Auditor | None = None,
+        auditor: AuditRunner | None = None,
         sample_rate: float = DEFAULT_SAMPLE_RATE,
         run_filter: RunFilter | None = None,
         max_audits_per_minute: float | None = None,
@@ -230,6 +230,7 @@ class OnlineAuditor:
         self.stats: OnlineStats = self._admission.stats
         """What this auditor did so far (read under no lock: a snapshot may be mid-update)."""
         self.handler = AriadneCallbackHandler(
+            graph=graph,
             span_context_getter=span_context_getter,
             sample=self._admission.head,
             on_run_end=self._admission.on_run_end,
@@ -251,6 +252,8 @@ class OnlineAuditor:
             active_claims=lambda: self._life.active_claims(),
             on_committed=lambda: self._life.notify_workers(),
             wake=wake,
+            # Stored with each job: a fleet's workers audit it as asked here, whatever their own flags.
+            plan=AuditPlan(step=step, interventions=types),
         )
         forward = ResultForwarder(result_stores, on_error=self._admission.count_error) if result_stores else None
         engine_factory = partial(
@@ -346,6 +349,11 @@ class OnlineAuditor:
         """Persist every accepted run and, when this process runs workers, wait until every job
         persisted so far is done or failed. ``True`` if that happened within ``timeout`` seconds."""
         return self._life.force_flush(timeout)
+
+    def flush_persisted(self, timeout: float = DEFAULT_TIMEOUT) -> bool:
+        """Commit every accepted run to the job store, without waiting for audits. ``True`` if that
+        happened within ``timeout`` seconds (e.g. before a poller saves its cursor)."""
+        return self._life.flush_persisted(timeout)
 
     async def aforce_flush(self, timeout: float = DEFAULT_TIMEOUT) -> bool:
         """:meth:`force_flush` without blocking the running loop (the waiting happens on a thread)."""

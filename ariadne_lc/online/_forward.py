@@ -19,8 +19,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from ariadne_lc.audit import Auditor, ResultStoreSink
+from ariadne_lc.audit import ResultStoreSink
 from ariadne_lc.online._jobs import Job, stored_result
+from ariadne_lc.online._worker import AuditRunner
 from ariadne_lc.records import AuditResult
 from ariadne_lc.store import ResultStore
 
@@ -29,7 +30,7 @@ __all__ = ["ResultForwarder", "split_result_stores"]
 logger = logging.getLogger("ariadne_lc.online")
 
 
-def split_result_stores(auditor: Auditor) -> tuple[Auditor, tuple[ResultStore, ...]]:
+def split_result_stores(auditor: AuditRunner) -> tuple[AuditRunner, tuple[ResultStore, ...]]:
     """``auditor`` without its result-store sinks, and the stores those sinks wrote to."""
     stores = tuple(s.store for s in auditor.sinks if isinstance(s, ResultStoreSink))
     if not stores:

@@ -26,18 +26,23 @@ sharing a store on several hosts need synchronised clocks (NTP), as leases compa
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
+if TYPE_CHECKING:
+    from ariadne_lc.audit import StepSelector
+
 __all__ = [
+    "AuditPlan",
     "Job",
     "JobState",
     "JobStore",
@@ -59,6 +64,35 @@ class JobState(StrEnum):
     """Audited; its results are stored."""
     FAILED = "failed"
     """Given up; its error (and the failed results, if any) are stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPlan:
+    """What the audit of a job does, decided where the run was sampled and stored with the job.
+
+    A fleet's workers may be started with other ``--step``/``--interventions`` than the serving
+    side's ``OnlineAuditor(step=..., interventions=...)``, or older ones: the job's plan wins, so a
+    job is audited as the side that sampled it asked, whoever claims it.
+    """
+
+    step: StepSelector
+    """Which step(s) to intervene on (see :meth:`Auditor.audit <ariadne_lc.Auditor.audit>`)."""
+    interventions: tuple[str, ...]
+    """The intervention types, in order."""
+
+    def to_json(self) -> str:
+        """The plan as the job stores keep it."""
+        step: Any = self.step if isinstance(self.step, int | str) else [int(i) for i in self.step]
+        return json.dumps({"step": step, "interventions": list(self.interventions)})
+
+    @classmethod
+    def from_json(cls, text: str | None) -> AuditPlan | None:
+        """The plan of a stored job (``None`` for a job stored without one)."""
+        if not text:
+            return None
+        data = json.loads(text)
+        step = data["step"]
+        return cls(step=tuple(step) if isinstance(step, list) else step, interventions=tuple(data["interventions"]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +121,9 @@ class Job:
     """When the job was persisted (epoch seconds)."""
     next_attempt_at: float
     """When a pending job becomes due (epoch seconds); later than now while it backs off."""
+    plan: AuditPlan | None = None
+    """What its audit does, as the side that sampled it asked (``None``: stored without one; the
+    worker's own settings apply)."""
 
 
 def new_owner() -> str:
@@ -110,7 +147,18 @@ def owner_alive(owner: str) -> bool:
         return False
     except OSError:  # e.g. a process of another user
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """Whether ``pid`` has exited but is not yet reaped by its parent (Linux; elsewhere ``False``): a
+    SIGKILLed worker whose supervisor has not called ``wait`` yet still answers ``kill(pid, 0)``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            # "pid (comm) state ...": comm may hold spaces and parentheses, so split after the last ')'.
+            return stat.read().rpartition(b")")[2].split()[:1] == [b"Z"]
+    except OSError:
+        return False
 
 
 def result_key(result: AuditResult) -> str:
@@ -132,8 +180,9 @@ class JobStore(Protocol):
     several processes (Postgres: several hosts) sharing one store.
     """
 
-    def add(self, traces: Sequence[Trace], *, sample_rate: float | None) -> list[str]:
-        """Persist new pending jobs in one transaction, skipping traces that already have one.
+    def add(self, traces: Sequence[Trace], *, sample_rate: float | None, plan: AuditPlan | None = None) -> list[str]:
+        """Persist new pending jobs in one transaction, skipping traces that already have one; each
+        keeps ``plan``, what its audit is to do (:attr:`Job.plan`).
 
         Returns the ids of the jobs this call created, in the order given (a trace that already had
         a job is not in it): exactly the jobs a dispatcher should announce.
@@ -203,6 +252,14 @@ class JobStore(Protocol):
         """Jobs created after ``since`` (epoch seconds), by every process sharing the store: what a
         fleet-wide rate limit counts."""
 
+    def cursor(self, name: str) -> str | None:
+        """The position a poller saved under ``name`` (:meth:`set_cursor`), or ``None`` before the first save."""
+        ...
+
+    def set_cursor(self, name: str, value: str) -> None:
+        """Save a poller's position under ``name``, durably (e.g. :class:`~ariadne_lc.server.ServerPoller`'s:
+        the newest server thread it has fully offered), so that a restarted poller resumes where it stopped."""
+        ...
+
     def close(self) -> None:
         """Release the store's resources."""
-

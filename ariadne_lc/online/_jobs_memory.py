@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ariadne_lc.errors import JobNotFoundError
-from ariadne_lc.online._jobs import Job, JobState, result_key, stored_result
+from ariadne_lc.online._jobs import AuditPlan, Job, JobState, result_key, stored_result
 from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
@@ -43,8 +43,9 @@ class InMemoryJobStore:
         self._results: dict[tuple[str, str], AuditResult] = {}
         self._seq = 0
         self._lock = threading.Lock()
+        self._cursors: dict[str, str] = {}
 
-    def add(self, traces: Sequence[Trace], *, sample_rate: float | None) -> list[str]:
+    def add(self, traces: Sequence[Trace], *, sample_rate: float | None, plan: AuditPlan | None = None) -> list[str]:
         now = time.time()
         added: list[str] = []
         with self._lock:
@@ -53,7 +54,7 @@ class InMemoryJobStore:
                     continue
                 self._seq += 1
                 job = Job(
-                    trace.trace_id, trace, JobState.PENDING, 0, None, None, sample_rate, None, self._seq, now, now
+                    trace.trace_id, trace, JobState.PENDING, 0, None, None, sample_rate, None, self._seq, now, now, plan
                 )
                 self._rows[trace.trace_id] = _Row(job)
                 added.append(trace.trace_id)
@@ -227,6 +228,14 @@ class InMemoryJobStore:
     def added_since(self, since: float) -> int:
         with self._lock:
             return sum(1 for r in self._rows.values() if r.job.created_at > since)
+
+    def cursor(self, name: str) -> str | None:
+        with self._lock:
+            return self._cursors.get(name)
+
+    def set_cursor(self, name: str, value: str) -> None:
+        with self._lock:
+            self._cursors[name] = value
 
     def close(self) -> None:
         """Nothing to release."""

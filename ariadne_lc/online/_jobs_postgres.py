@@ -1,9 +1,12 @@
 """The job store of a fleet: PostgreSQL, claimed by many processes on many hosts at once.
 
 Same tables and state machine as the SQLite store (``json`` trace documents, epoch-second times).
-Concurrency is Postgres's own: a claim is one ``UPDATE ... FROM (SELECT ... FOR UPDATE SKIP
-LOCKED)`` statement, so concurrent claimers never wait on each other and never get the same job;
-finishing checks the claim token and inserts the results in the same transaction (``ON CONFLICT DO
+Concurrency is Postgres's own: a claim is one ``UPDATE ... FROM (SELECT ... FOR UPDATE)`` statement,
+so concurrent claimers never get the same job. Claiming the next due job skips locked rows (``SKIP
+LOCKED``: claimers never wait on each other); claiming a named job (a task message) waits for its row,
+because a locked row may be one that a reclaim is freeing right now. Handing a job back or reclaiming
+it never moves its due time forward, so a claim that read the clock just before still finds it due.
+Finishing checks the claim token and inserts the results in the same transaction (``ON CONFLICT DO
 NOTHING`` on (job, step, intervention)), so exactly one set of results is stored per job, committed
 with its terminal state. Budget and rate-limit counts (:meth:`model_calls_since`,
 :meth:`added_since`) are read from the shared tables, so they cover the whole fleet.
@@ -17,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ariadne_lc.errors import JobNotFoundError, StoreError
-from ariadne_lc.online._jobs import Job, JobState, result_key, stored_result
+from ariadne_lc.online._jobs import AuditPlan, Job, JobState, result_key, stored_result
 from ariadne_lc.records import AuditResult
 from ariadne_lc.store._pg import DEFAULT_CONNECT_TIMEOUT, DEFAULT_POOL_SIZE, PgPool
 from ariadne_lc.trace import Trace
@@ -27,8 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresJobStore"]
 
-SCHEMA_VERSION = 1
-"""The version of the job tables this module creates (``ariadne_schema_versions``)."""
+SCHEMA_VERSION = 2
+"""The version of the job tables this module creates (``ariadne_schema_versions``); 2 added ``audit_plan``."""
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS ariadne_online_jobs (
@@ -48,6 +51,7 @@ _SCHEMA = (
         updated_at DOUBLE PRECISION NOT NULL,
         attempt_ended_at DOUBLE PRECISION,
         finished_at DOUBLE PRECISION)""",
+    "ALTER TABLE ariadne_online_jobs ADD COLUMN IF NOT EXISTS audit_plan JSON",
     "CREATE INDEX IF NOT EXISTS ariadne_online_jobs_due ON ariadne_online_jobs (state, next_attempt_at)",
     "CREATE INDEX IF NOT EXISTS ariadne_online_jobs_lease ON ariadne_online_jobs (state, lease_until)",
     "CREATE INDEX IF NOT EXISTS ariadne_online_jobs_ended ON ariadne_online_jobs (attempt_ended_at)",
@@ -62,9 +66,17 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS ariadne_online_results_trace ON ariadne_online_results (trace_id, seq)",
 )
 
+# Pollers' positions (ServerPoller): a component of its own, so that existing job tables need no migration.
+_CURSOR_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS ariadne_online_cursors (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at DOUBLE PRECISION NOT NULL)""",
+)
+
 _COLUMNS = (
     "j.job_id, j.trace::text, j.state, j.attempts, j.claim, j.owner, j.sample_rate, j.error, j.seq, "
-    "j.created_at, j.next_attempt_at"
+    "j.created_at, j.next_attempt_at, j.audit_plan::text"
 )
 _PENDING, _RUNNING = JobState.PENDING.value, JobState.RUNNING.value
 # The claim itself: take the row locked by the inner SELECT. SET expressions see the old row, so an
@@ -74,16 +86,25 @@ _TAKE = f"""UPDATE ariadne_online_jobs AS j SET
             THEN 'the lease of ' || j.owner || ' expired during attempt ' || j.attempts ELSE j.error END,
         state = '{_RUNNING}', attempts = j.attempts + 1, owner = %(owner)s, claim = %(claim)s,
         lease_until = %(now)s + %(lease)s, updated_at = %(now)s
-    FROM ({{pick}} FOR UPDATE SKIP LOCKED) AS picked
+    FROM ({{pick}}) AS picked
     WHERE j.seq = picked.seq
     RETURNING {_COLUMNS}"""
 _CLAIMABLE = (
     f"((state = '{_PENDING}' AND next_attempt_at <= %(now)s) OR (state = '{_RUNNING}' AND lease_until < %(now)s))"
 )
+# Any due job: skip the rows other claimers hold, so that concurrent claimers never wait on each other.
 _CLAIM_NEXT = _TAKE.format(
-    pick=f"SELECT seq FROM ariadne_online_jobs WHERE {_CLAIMABLE} ORDER BY (state = '{_RUNNING}'), seq LIMIT 1"
+    pick=f"SELECT seq FROM ariadne_online_jobs WHERE {_CLAIMABLE} ORDER BY (state = '{_RUNNING}'), seq LIMIT 1 "
+    "FOR UPDATE SKIP LOCKED"
 )
-_CLAIM_ONE = _TAKE.format(pick=f"SELECT seq FROM ariadne_online_jobs WHERE job_id = %(job_id)s AND {_CLAIMABLE}")
+# One named job: wait for the row instead. A row locked by another statement may be being freed (a
+# reclaim of a dead worker's jobs, a hand-back): skipping it would answer "not claimable" for a job
+# that is claimable a millisecond later, and the message that asked would be dropped. Postgres
+# re-checks the condition on the row as that statement left it, so a job another claimer just took
+# is still refused.
+_CLAIM_ONE = _TAKE.format(
+    pick=f"SELECT seq FROM ariadne_online_jobs WHERE job_id = %(job_id)s AND {_CLAIMABLE} FOR UPDATE"
+)
 
 
 class PostgresJobStore:
@@ -119,13 +140,14 @@ class PostgresJobStore:
         self.where = self._pg.where
         try:
             self._pg.ensure_schema("ariadne_online_jobs", SCHEMA_VERSION, _SCHEMA)
+            self._pg.ensure_schema("ariadne_online_cursors", 1, _CURSOR_SCHEMA)
         except StoreError:
             self._pg.close()
             raise
 
     @staticmethod
     def _job(row: Any) -> Job:
-        job_id, trace, state, attempts, claim, owner, rate, error, seq, created, due = row
+        job_id, trace, state, attempts, claim, owner, rate, error, seq, created, due, plan = row
         return Job(
             job_id=job_id,
             trace=Trace.model_validate_json(trace),
@@ -138,23 +160,26 @@ class PostgresJobStore:
             seq=int(seq),
             created_at=float(created),
             next_attempt_at=float(due),
+            plan=AuditPlan.from_json(plan),
         )
 
     # -- writes ------------------------------------------------------------------------------------
 
-    def add(self, traces: Sequence[Trace], *, sample_rate: float | None) -> list[str]:
+    def add(self, traces: Sequence[Trace], *, sample_rate: float | None, plan: AuditPlan | None = None) -> list[str]:
         if not traces:
             return []
         now = time.time()
         with self._pg.tx() as conn:
             rows = conn.execute(
                 "INSERT INTO ariadne_online_jobs (job_id, trace, state, next_attempt_at, sample_rate, created_at, "
-                f"updated_at) SELECT t.job_id, t.trace::json, '{_PENDING}', %(now)s, %(rate)s, %(now)s, %(now)s "
+                f"updated_at, audit_plan) SELECT t.job_id, t.trace::json, '{_PENDING}', %(now)s, %(rate)s, %(now)s, "
+                "%(now)s, %(plan)s::json "
                 "FROM unnest(%(ids)s::text[], %(traces)s::text[]) WITH ORDINALITY AS t(job_id, trace, n) "
                 "ORDER BY t.n ON CONFLICT (job_id) DO NOTHING RETURNING job_id",
                 {
                     "now": now,
                     "rate": sample_rate,
+                    "plan": None if plan is None else plan.to_json(),
                     "ids": [t.trace_id for t in traces],
                     "traces": [t.model_dump_json() for t in traces],
                 },
@@ -232,7 +257,7 @@ class PostgresJobStore:
         with self._pg.tx() as conn:
             return conn.execute(
                 f"UPDATE ariadne_online_jobs SET state = '{_PENDING}', attempts = GREATEST(attempts - 1, 0), "
-                "claim = NULL, lease_until = NULL, next_attempt_at = %s, updated_at = %s "
+                "claim = NULL, lease_until = NULL, next_attempt_at = LEAST(next_attempt_at, %s), updated_at = %s "
                 f"WHERE state = '{_RUNNING}' AND claim = ANY(%s)",
                 (now, now, list(claims)),
             ).rowcount
@@ -255,7 +280,7 @@ class PostgresJobStore:
         with self._pg.tx() as conn:
             return conn.execute(
                 f"UPDATE ariadne_online_jobs SET state = '{_PENDING}', claim = NULL, lease_until = NULL, "
-                "next_attempt_at = %s, updated_at = %s, "
+                "next_attempt_at = LEAST(next_attempt_at, %s), updated_at = %s, "
                 "error = 'the worker ' || owner || ' died during attempt ' || attempts "
                 f"WHERE state = '{_RUNNING}' AND owner = ANY(%s)",
                 (now, now, dead),
@@ -322,6 +347,18 @@ class PostgresJobStore:
 
     def added_since(self, since: float) -> int:
         return int(self._pg.read("SELECT COUNT(*) FROM ariadne_online_jobs WHERE created_at > %s", (since,))[0][0])
+
+    def cursor(self, name: str) -> str | None:
+        rows = self._pg.read("SELECT value FROM ariadne_online_cursors WHERE name = %s", (name,))
+        return str(rows[0][0]) if rows else None
+
+    def set_cursor(self, name: str, value: str) -> None:
+        with self._pg.tx() as conn:
+            conn.execute(
+                "INSERT INTO ariadne_online_cursors (name, value, updated_at) VALUES (%s, %s, %s) "
+                "ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (name, value, time.time()),
+            )
 
     def close(self) -> None:
         """Close the store's own pool (a pool you passed in stays open)."""

@@ -17,13 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from ariadne_lc.errors import JobNotFoundError, StoreError
-from ariadne_lc.online._jobs import Job, JobState, result_key, stored_result
+from ariadne_lc.online._jobs import AuditPlan, Job, JobState, result_key, stored_result
 from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
 __all__ = ["SQLiteJobStore"]
 
 _SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS ariadne_online_cursors (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at REAL NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS ariadne_online_jobs (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         job_id TEXT UNIQUE NOT NULL,
@@ -40,7 +44,8 @@ _SCHEMA = (
         created_at REAL NOT NULL,
         updated_at REAL NOT NULL,
         attempt_ended_at REAL,
-        finished_at REAL)""",
+        finished_at REAL,
+        audit_plan TEXT)""",
     "CREATE INDEX IF NOT EXISTS ariadne_online_jobs_due ON ariadne_online_jobs (state, next_attempt_at)",
     "CREATE INDEX IF NOT EXISTS ariadne_online_jobs_lease ON ariadne_online_jobs (state, lease_until)",
     "CREATE INDEX IF NOT EXISTS ariadne_online_jobs_ended ON ariadne_online_jobs (attempt_ended_at)",
@@ -55,7 +60,9 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS ariadne_online_results_trace ON ariadne_online_results (trace_id)",
 )
 
-_COLUMNS = "job_id, trace, state, attempts, claim, owner, sample_rate, error, seq, created_at, next_attempt_at"
+_COLUMNS = (
+    "job_id, trace, state, attempts, claim, owner, sample_rate, error, seq, created_at, next_attempt_at, audit_plan"
+)
 _PENDING, _RUNNING = JobState.PENDING.value, JobState.RUNNING.value
 _EXPIRED_ERROR = "'the lease of ' || owner || ' expired during attempt ' || attempts"
 
@@ -88,6 +95,9 @@ class SQLiteJobStore:
         with self._tx() as conn:
             for statement in _SCHEMA:
                 conn.execute(statement)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(ariadne_online_jobs)")}
+            if "audit_plan" not in columns:  # a store created before jobs kept their plan
+                conn.execute("ALTER TABLE ariadne_online_jobs ADD COLUMN audit_plan TEXT")
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -112,7 +122,7 @@ class SQLiteJobStore:
 
     @staticmethod
     def _job(row: Any) -> Job:
-        job_id, trace, state, attempts, claim, owner, rate, error, seq, created, due = row
+        job_id, trace, state, attempts, claim, owner, rate, error, seq, created, due, plan = row
         return Job(
             job_id=job_id,
             trace=Trace.model_validate_json(trace),
@@ -125,19 +135,21 @@ class SQLiteJobStore:
             seq=seq,
             created_at=created,
             next_attempt_at=due,
+            plan=AuditPlan.from_json(plan),
         )
 
     # -- writes ------------------------------------------------------------------------------------
 
-    def add(self, traces: Sequence[Trace], *, sample_rate: float | None) -> list[str]:
+    def add(self, traces: Sequence[Trace], *, sample_rate: float | None, plan: AuditPlan | None = None) -> list[str]:
         now = time.time()
         added: list[str] = []
+        stored_plan = None if plan is None else plan.to_json()
         with self._tx() as conn:
             for t in traces:
                 inserted = conn.execute(
                     "INSERT OR IGNORE INTO ariadne_online_jobs (job_id, trace, state, next_attempt_at, sample_rate, "
-                    f"created_at, updated_at) VALUES (?, ?, '{_PENDING}', ?, ?, ?, ?)",
-                    (t.trace_id, t.model_dump_json(), now, sample_rate, now, now),
+                    f"created_at, updated_at, audit_plan) VALUES (?, ?, '{_PENDING}', ?, ?, ?, ?, ?)",
+                    (t.trace_id, t.model_dump_json(), now, sample_rate, now, now, stored_plan),
                 ).rowcount
                 if inserted == 1:
                     added.append(t.trace_id)
@@ -315,6 +327,18 @@ class SQLiteJobStore:
 
     def added_since(self, since: float) -> int:
         return int(self._read("SELECT COUNT(*) FROM ariadne_online_jobs WHERE created_at > ?", (since,))[0][0])
+
+    def cursor(self, name: str) -> str | None:
+        rows = self._read("SELECT value FROM ariadne_online_cursors WHERE name = ?", (name,))
+        return str(rows[0][0]) if rows else None
+
+    def set_cursor(self, name: str, value: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO ariadne_online_cursors (name, value, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (name, value, time.time()),
+            )
 
     def close(self) -> None:
         with self._lock:

@@ -155,6 +155,11 @@ class Lifecycle:
             self.admission.error("force_flush")
             return False
 
+    def flush_persisted(self, timeout: float) -> bool:
+        if self.report is not None:
+            return self.report.clean
+        return self._wait_persisted(time.monotonic() + timeout)
+
     def refuse_on_engine_loop(self, name: str, async_name: str) -> None:
         engine = self.engine
         if engine is None or not engine.use_async:

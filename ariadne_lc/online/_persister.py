@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Protocol, runtime_checkable
 
 from ariadne_lc.online._admission import Admission, Queued
-from ariadne_lc.online._jobs import JobStore
+from ariadne_lc.online._jobs import AuditPlan, JobStore
 from ariadne_lc.online._metrics import MetricsExporter
 from ariadne_lc.trace import Trace
 
@@ -135,9 +135,11 @@ class Persister:
         active_claims: Callable[[], list[str]],
         on_committed: Callable[[], None],
         wake: threading.Event,
+        plan: AuditPlan | None = None,
     ) -> None:
         self.admission = admission
         self.jobs = jobs
+        self.plan = plan
         self.persist_interval = persist_interval
         self.tick_interval = tick_interval
         self.lease = lease
@@ -202,7 +204,7 @@ class Persister:
             traces = self._build(batch)
             try:
                 with self.commit_lock:
-                    added = self.jobs.add(traces, sample_rate=self.admission.sampler.rate)
+                    added = self.jobs.add(traces, sample_rate=self.admission.sampler.rate, plan=self.plan)
                     self.admission.committed(len(added), len(traces))
             except Exception as exc:
                 self._persist_failures.failed(exc)

@@ -11,12 +11,15 @@ The workers are asyncio tasks. Where they run is the only difference between the
   loop never waits on SQLite.
 
 An attempt ends one of four ways. *Done*: the results and the ``done`` state are committed together.
-*Retry*: the audit raised, timed out, or a replay failed because the replayed graph raised (a model
-error) — the job goes back to ``pending`` after an exponential backoff with jitter. *Failed*: the
-trace cannot be audited (a :class:`~ariadne_lc.errors.TraceError`, bad configuration, or every
-result failed for a reason a retry cannot fix, such as a missing checkpoint) or the attempts are
-used up — the error is stored, with the failed results or one that records it. *Superseded*: the claim was lost
-(the lease expired and another worker took the job) — the results are discarded.
+*Retry*: the audit timed out, or a result failed with an error a retry may fix (the replayed graph or
+the critic's model raised, a timeout, a connection error; see :func:`retryable_error`) — the job goes
+back to ``pending`` after an exponential backoff with jitter. *Failed*: the trace cannot be audited (a
+:class:`~ariadne_lc.errors.TraceError`, bad configuration, or every result failed for a reason a retry
+cannot fix: a missing checkpoint, or an error of a type this package does not know, such as the
+checkpointer's ``sqlite3.ProgrammingError`` on a closed database, which the auditor records in the
+result with its type) or the attempts are used up — the error is stored, with the failed results or one
+that records it. *Superseded*: the claim was lost (the lease expired and another worker took the job)
+— the results are discarded.
 """
 
 from __future__ import annotations
@@ -31,9 +34,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
-from ariadne_lc.audit import Auditor, StepSelector
+from ariadne_lc.audit import StepSelector
+from ariadne_lc.audit._auditor import Interventions
+from ariadne_lc.audit._sinks import AuditSink
 from ariadne_lc.errors import (
     ConfigurationError,
     CriticError,
@@ -41,13 +46,15 @@ from ariadne_lc.errors import (
     NotReplayableError,
     ReplayDidNotFinishError,
     ReplayError,
+    ServerUnavailableError,
     StoreError,
+    ThreadNotFoundError,
     TraceError,
     error_class,
 )
 from ariadne_lc.online._jobs import Job, JobStore
 from ariadne_lc.otel import audit_span_attributes
-from ariadne_lc.records import AuditResult
+from ariadne_lc.records import AuditResult, ReplayMode
 from ariadne_lc.semconv import ARIADNE_SAMPLE_RATE
 from ariadne_lc.trace import Trace
 
@@ -55,6 +62,7 @@ __all__ = [
     "ATTR_ATTEMPT",
     "ATTR_JOB_ID",
     "AuditEngine",
+    "AuditRunner",
     "Outcome",
     "backoff_delay",
     "failed_result",
@@ -68,9 +76,44 @@ ATTR_JOB_ID = "ariadne.online.job_id"
 ATTR_ATTEMPT = "ariadne.online.attempt"
 
 T = TypeVar("T")
-_RETRYABLE: tuple[type[BaseException], ...] = (ReplayError, CriticError, TimeoutError, ConnectionError)
-_FINAL: tuple[type[BaseException], ...] = (NoCheckpointerError, NotReplayableError, ReplayDidNotFinishError, TraceError)
+_RETRYABLE: tuple[type[BaseException], ...] = (
+    ReplayError,
+    CriticError,
+    TimeoutError,
+    ConnectionError,
+    ServerUnavailableError,
+)
+# A deleted server thread (remote audits) is as final as a pruned history.
+_FINAL: tuple[type[BaseException], ...] = (
+    NoCheckpointerError,
+    NotReplayableError,
+    ReplayDidNotFinishError,
+    TraceError,
+    ThreadNotFoundError,
+)
+_FINAL_RAISED: tuple[type[BaseException], ...] = (ConfigurationError, *_FINAL)
 OutcomeKind = Literal["done", "retry", "failed", "superseded"]
+
+
+class AuditRunner(Protocol):
+    """What the online auditor runs: an :class:`~ariadne_lc.Auditor`, or a
+    :class:`~ariadne_lc.server.RemoteAuditor` that replays a LangGraph Server's threads."""
+
+    @property
+    def replay_mode(self) -> ReplayMode: ...
+
+    @property
+    def sinks(self) -> tuple[Any, ...]: ...
+
+    def with_sinks(self, sinks: Sequence[AuditSink]) -> AuditRunner: ...
+
+    def audit(
+        self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
+    ) -> list[AuditResult]: ...
+
+    async def aaudit(
+        self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
+    ) -> list[AuditResult]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +133,13 @@ def retryable_error(results: Sequence[AuditResult]) -> str | None:
 
     Retryable: a :class:`~ariadne_lc.errors.ReplayError` (the replayed graph raised: a model or
     network error) or a :class:`~ariadne_lc.errors.CriticError` (the critic's model failed), and
-    timeouts and connection errors. Final, as a retry would fail the same way: the replay errors that
-    describe the history (:class:`~ariadne_lc.errors.NoCheckpointerError`,
-    :class:`~ariadne_lc.errors.NotReplayableError`, :class:`~ariadne_lc.errors.ReplayDidNotFinishError`),
-    trace errors, and any type this package does not know.
+    timeouts and connection errors, and a LangGraph Server that does not answer
+    (:class:`~ariadne_lc.errors.ServerUnavailableError`). Final, as a retry would fail the same way: the
+    replay errors that describe the history (:class:`~ariadne_lc.errors.NoCheckpointerError`,
+    :class:`~ariadne_lc.errors.NotReplayableError` and so a graph mismatch,
+    :class:`~ariadne_lc.errors.ReplayDidNotFinishError`), trace errors, a deleted server thread
+    (:class:`~ariadne_lc.errors.ThreadNotFoundError`), and any type this package does not know. An
+    audit that *raises* one of the final errors fails its job at once as well.
     """
     for result in results:
         if result.status == "failed" and retryable_type(result.error_type):
@@ -109,9 +155,12 @@ def retryable_type(error_type: str | None) -> bool:
     return issubclass(cls, _RETRYABLE)
 
 
-def failed_result(trace: Trace, error: str, error_type: str | None = None) -> AuditResult:
-    """A result that records why a trace could not be audited at all (``error_type``: the class name)."""
-    return AuditResult.unauditable(trace, error, error_type=error_type)
+def failed_result(
+    trace: Trace, error: str, error_type: str | None = None, *, replay_mode: ReplayMode = "recorded"
+) -> AuditResult:
+    """A result that records why a trace could not be audited at all (``error_type``: the class name;
+    ``replay_mode``: the auditor's)."""
+    return AuditResult.unauditable(trace, error, error_type=error_type, replay_mode=replay_mode)
 
 
 def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
@@ -128,7 +177,7 @@ class AuditEngine:
         self,
         *,
         jobs: JobStore,
-        auditor: Auditor,
+        auditor: AuditRunner,
         step: StepSelector,
         interventions: tuple[str, ...],
         owner: str,
@@ -286,7 +335,8 @@ class AuditEngine:
         error_type: str | None = None
         if job.attempts > self.max_attempts:  # the previous attempts' workers died mid-audit
             error = f"gave up after {self.max_attempts} attempts; the last one: {job.error or 'its worker died'}"
-            await self._settle(job, "failed", [failed_result(job.trace, error)], error, 0.0)
+            failed = failed_result(job.trace, error, replay_mode=self.auditor.replay_mode)
+            await self._settle(job, "failed", [failed], error, 0.0)
             return
         started = time.perf_counter()
         results: list[AuditResult] = []
@@ -295,7 +345,7 @@ class AuditEngine:
             results = await asyncio.wait_for(self._audit(job), self.audit_timeout)
         except TimeoutError:
             error, error_type = f"TimeoutError: the audit took longer than {self.audit_timeout:g} s", "TimeoutError"
-        except (TraceError, ConfigurationError) as exc:
+        except _FINAL_RAISED as exc:
             error, error_type, final = f"{type(exc).__name__}: {exc}", type(exc).__name__, True
         except Exception as exc:
             error, error_type = f"{type(exc).__name__}: {exc}", type(exc).__name__
@@ -311,25 +361,30 @@ class AuditEngine:
             await self._settle(job, "done", results, None, duration)
         elif final or job.attempts >= self.max_attempts:
             logger.warning("ariadne online: job %s failed after %d attempt(s): %s", job.job_id, job.attempts, error)
-            await self._settle(job, "failed", results or [failed_result(job.trace, error, error_type)], error, duration)
+            fallback = [failed_result(job.trace, error, error_type, replay_mode=self.auditor.replay_mode)]
+            await self._settle(job, "failed", results or fallback, error, duration)
         else:
             logger.warning("ariadne online: job %s attempt %d failed, will retry: %s", job.job_id, job.attempts, error)
             await self._settle(job, "retry", results, error, duration)
 
     def _audit(self, job: Job) -> Awaitable[list[AuditResult]]:
         attributes = {ARIADNE_SAMPLE_RATE: job.sample_rate, ATTR_JOB_ID: job.job_id, ATTR_ATTEMPT: job.attempts}
+        # The job's own plan (another process sharing the store may have sampled it), else ours.
+        step, interventions = (job.plan.step, job.plan.interventions) if job.plan else (self.step, self.interventions)
         if self.use_async:
-            return self._aaudit(job.trace, attributes)
+            return self._aaudit(job.trace, step, interventions, attributes)
 
         def audit() -> list[AuditResult]:
             with audit_span_attributes(attributes):
-                return self.auditor.audit(job.trace, self.step, self.interventions)
+                return self.auditor.audit(job.trace, step, interventions)
 
         return _in_daemon_thread(audit, f"ariadne-online-audit-{job.job_id[:8]}")
 
-    async def _aaudit(self, trace: Trace, attributes: dict[str, Any]) -> list[AuditResult]:
+    async def _aaudit(
+        self, trace: Trace, step: StepSelector, interventions: Sequence[str], attributes: dict[str, Any]
+    ) -> list[AuditResult]:
         with audit_span_attributes(attributes):
-            return await self.auditor.aaudit(trace, self.step, self.interventions)
+            return await self.auditor.aaudit(trace, step, interventions)
 
     async def _settle(
         self, job: Job, kind: OutcomeKind, results: list[AuditResult], error: str | None, duration: float

@@ -5,7 +5,13 @@ when full (with one warning), :meth:`Builder.flush` to wait until everything han
 done, errors logged and counted where the work happens. Handing a run over is one ``deque.append``
 (atomic, no lock); the thread is woken when a batch has gathered, on a flush, or by its own timer,
 so the agent's thread neither takes a lock nor hands the interpreter to the builder after each run.
-The thread starts with the first run and exits when its handler is garbage-collected or shut down.
+A reader of the store wakes it too (:mod:`ariadne_lc.store._pending`), so a read right after a run
+waits for one build, not for the timer.
+
+The thread starts with the first run and exits when its handler is garbage-collected or shut down,
+but never with runs still queued: a builder with queued runs is held in :data:`_LIVE` until they
+are delivered, so a handler made for one request and dropped when it returns (the per-call pattern)
+still has its trace stored.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ariadne_lc.recorder._run import FinishedRun
+from ariadne_lc.store._pending import builder_thread
 
 __all__ = ["BUILD_INTERVAL", "DEFAULT_MAX_QUEUED_TRACES", "Builder"]
 
@@ -27,6 +34,8 @@ DEFAULT_MAX_QUEUED_TRACES = 10_000
 BUILD_INTERVAL = 0.2
 """Seconds the builder sleeps when fewer than a batch of runs are waiting (the delay before a trace is stored)."""
 _BATCH = 64
+_LIVE: set[Builder] = set()
+"""Builders with runs queued: kept alive until those are delivered, whatever happens to their handler."""
 
 
 class Builder:
@@ -38,7 +47,12 @@ class Builder:
         max_queued: Hard cap on runs waiting.
     """
 
-    def __init__(self, deliver: Callable[[FinishedRun], None], on_drop: Callable[[], None], max_queued: int) -> None:
+    def __init__(
+        self,
+        deliver: Callable[[FinishedRun], None],
+        on_drop: Callable[[FinishedRun], None],
+        max_queued: int,
+    ) -> None:
         self._deliver = deliver
         self._on_drop = on_drop
         self._max = max_queued
@@ -52,13 +66,19 @@ class Builder:
         """Hand over a run (agent's thread: an append, never a lock or a wait)."""
         queued = len(self._queue)
         if self._closed or queued >= self._max:
-            self._on_drop()
+            self._on_drop(run)
             return
         self._queue.append(run)
+        _LIVE.add(self)  # after the append: see _loop
         if self._thread is None:
             self._start()
         if queued + 1 >= _BATCH:
             self._wake.set()
+
+    @property
+    def wake(self) -> threading.Event:
+        """Set it to have the thread build what is queued now instead of at its next timer."""
+        return self._wake
 
     def _start(self) -> None:
         with self._start_lock:
@@ -95,6 +115,7 @@ class Builder:
 
 
 def _loop(ref: weakref.ReferenceType[Builder], wake: threading.Event) -> None:
+    builder_thread()
     while True:
         wake.wait(BUILD_INTERVAL)
         wake.clear()
@@ -102,6 +123,9 @@ def _loop(ref: weakref.ReferenceType[Builder], wake: threading.Event) -> None:
         if builder is None:
             return
         builder._drain()
-        if builder._closed and not builder._queue:
+        _LIVE.discard(builder)
+        if builder._queue:  # appended after the drain: submit adds to _LIVE after appending, so keep it
+            _LIVE.add(builder)
+        elif builder._closed:
             return
         del builder  # let the handler be collected while this thread sleeps

@@ -17,12 +17,12 @@ from langgraph.errors import GraphInterrupt
 from langgraph.types import Command
 from opentelemetry import trace
 
+from ariadne_lc._fingerprint import graph_fingerprint
 from ariadne_lc.export.capture import agent_span_ref, current_agent_span_context
 from ariadne_lc.recorder._background import DEFAULT_MAX_QUEUED_TRACES, Builder
 from ariadne_lc.recorder._run import (
     FinishedRun,
     RecorderStats,
-    _Asked,
     _Run,
     build_trace,
     new_interrupts,
@@ -30,11 +30,13 @@ from ariadne_lc.recorder._run import (
 )
 from ariadne_lc.semconv import ARIADNE_REPLAY, GEN_AI_AGENT_NAME
 from ariadne_lc.store import TraceStore
-from ariadne_lc.trace import SpanRef, Trace
+from ariadne_lc.store._pending import DEFAULT_READ_WAIT, Pending, pending_for
+from ariadne_lc.trace import GraphFingerprint, SpanRef, Trace
 
 __all__ = [
     "DEFAULT_MAX_PAUSED_RUNS",
     "DEFAULT_MAX_RUNS_IN_FLIGHT",
+    "DEFAULT_RESUME_WAIT",
     "AriadneCallbackHandler",
     "RunSampler",
     "SpanContextGetter",
@@ -45,7 +47,11 @@ logger = logging.getLogger("ariadne_lc.recorder")
 DEFAULT_MAX_RUNS_IN_FLIGHT = 10_000
 """Root runs tracked at once; beyond it new runs are dropped and counted, so memory stays bounded."""
 DEFAULT_MAX_PAUSED_RUNS = 10_000
-"""Runs paused at an interrupt kept for their resume; beyond it the oldest is forgotten and counted."""
+"""Runs paused at an interrupt kept in memory for their resume (handlers without a store); beyond it
+the oldest is forgotten and counted."""
+DEFAULT_RESUME_WAIT = 2.0
+"""Seconds the builder looks for the paused trace of a resumed turn before storing the resumed half alone."""
+_RESUME_POLL = 0.1
 
 SpanContextGetter = Callable[[UUID], SpanRef | None]
 """Returns the agent's span context for a root run id, or ``None``."""
@@ -72,12 +78,19 @@ class AriadneCallbackHandler(BaseCallbackHandler):
 
     Pass it in the run config (``{"callbacks": [handler]}``) or bind it to the graph with
     ``graph.with_config(callbacks=[handler])``. One handler serves any number of concurrent runs,
-    sync or async. A turn that pauses at ``interrupt()`` is stored as an unfinished trace
-    (``interrupted``, no answer); its ``Command(resume=...)`` continues the same trace, with the answer
-    recorded in ``Trace.interrupts``.
+    sync or async.
 
-    Traces are built and stored on a background thread: call :meth:`flush` before reading the store
-    right after a run (tests, scripts), or pass ``synchronous=True``.
+    Human in the loop: a turn that pauses at ``interrupt()`` is stored as an unfinished trace
+    (``interrupted``, no answer). Its ``Command(resume=...)``, seen by this handler or any other
+    writing to the same store (a new handler per request, another replica, another process), is
+    joined to that trace when its own trace is built: the store then holds one trace for the turn,
+    under the paused trace's id, with the answers in ``Trace.interrupts``. A handler without a store
+    keeps paused runs in memory instead (bounded by ``max_paused_runs``), so only it can join them.
+
+    Traces are built and stored on a background thread. Reads of the built-in stores in this process
+    wait for the traces of runs that have returned (see :func:`~ariadne_lc.flush_traces`), so
+    ``graph.invoke(...)`` then ``store.list_traces()`` sees the run; :meth:`flush` waits for this
+    handler's own, and ``synchronous=True`` stores each trace before its run returns.
 
     Args:
         store: Where traces go. ``None`` keeps only ``on_trace`` / ``on_run_end``.
@@ -92,9 +105,16 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             OpenInference's and OpenLLMetry's LangChain instrumentations and of the application's own
             tracing (:mod:`ariadne_lc.export.capture`).
         max_runs_in_flight: Hard cap on tracked root runs.
-        max_paused_runs: Hard cap on runs kept waiting for their resume.
+        max_paused_runs: Hard cap on runs kept waiting for their resume (handlers without a store).
         synchronous: Build and store each trace on the agent's thread when its run ends.
         max_queued: Hard cap on runs waiting for the builder thread.
+        graph: The compiled graph the runs come from (``record()`` and ``OnlineAuditor`` pass it): its
+            fingerprint is kept on each trace (``Trace.graph``), so that an audit with a changed graph
+            is refused (:class:`~ariadne_lc.errors.GraphChangedError`). Computed once per graph, on
+            the builder thread. ``None``: traces carry no fingerprint and are audited unchecked.
+        resume_wait: Seconds the builder keeps looking for the paused trace of a resumed turn that is
+            not in the store yet (another process may still be storing it); then the resumed half is
+            stored alone, with an ``error`` saying so. With ``synchronous`` it looks once.
 
     Examples:
         >>> from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore
@@ -117,7 +137,11 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         max_paused_runs: int = DEFAULT_MAX_PAUSED_RUNS,
         synchronous: bool = False,
         max_queued: int = DEFAULT_MAX_QUEUED_TRACES,
+        graph: Any = None,
+        resume_wait: float = DEFAULT_RESUME_WAIT,
     ) -> None:
+        if resume_wait < 0:
+            raise ValueError(f"resume_wait must not be negative, got {resume_wait}")
         for name, value in (
             ("max_runs_in_flight", max_runs_in_flight),
             ("max_paused_runs", max_paused_runs),
@@ -143,6 +167,13 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         self._seq = itertools.count()
         self._warned_full = False
         self._builder = Builder(self._deliver, self._dropped_by_builder, max_queued)
+        self.graph = graph
+        self.resume_wait = resume_wait
+        self._pending: Pending | None = None
+        if store is not None and not synchronous:
+            self._pending = pending_for(store)
+            self._pending.attach(self._builder.wake)
+        self._warned_no_lookup = False
 
     # Only chain events matter (see the package docstring).
     @property
@@ -172,7 +203,7 @@ class AriadneCallbackHandler(BaseCallbackHandler):
 
     @property
     def runs_paused(self) -> int:
-        """Runs paused at an interrupt, waiting for their resume."""
+        """Runs paused at an interrupt kept in memory for their resume (handlers without a store)."""
         return len(self._paused)
 
     def flush(self, timeout: float | None = None) -> bool:
@@ -262,7 +293,8 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         self.stats.errors += 1
         logger.exception("ariadne recorder: %s failed; the agent run is not affected", where)
 
-    def _dropped_by_builder(self) -> None:
+    def _dropped_by_builder(self, run: FinishedRun) -> None:
+        self._done(run)
         self.stats.dropped += 1
         if not self._warned_full:
             self._warned_full = True
@@ -277,7 +309,7 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         thread = metadata.get("thread_id")
         thread_id = None if thread is None else str(thread)
         resume = inputs.resume if isinstance(inputs, Command) else None
-        if thread_id is not None and self._paused:
+        if thread_id is not None and self._paused:  # only handlers without a store keep paused runs
             with self._lock:
                 paused = self._paused.pop(thread_id, None)
             if paused is not None and resume is not None:
@@ -305,8 +337,8 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             span=self._span(self._span_at_start, run_id),
             started=time.time(),
         )
-        if resume is not None:  # a resume whose paused run this handler never saw
-            run.asked.append(_Asked(id=None, task_path=None, value=None, answered=True, resume=resume))
+        if resume is not None:  # joined to its paused trace in the store when built, or stored alone
+            run.resumes, run.resume = True, resume
         with self._lock:
             full = len(self._runs) >= self.max_runs_in_flight
             if full:
@@ -363,10 +395,17 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         built = run
         if paused:
             run.asked.extend(asked)
-            built = run.snapshot()  # the turn goes on after its resume; the builder reads a copy
-            self._pause(run)
+            with self._lock:
+                self.stats.paused += 1
+            if self.store is None:  # no store to pause in: keep the run for its resume, in memory
+                built = run.snapshot()  # the turn goes on after its resume; the builder reads a copy
+                self._pause(run)
         finished = FinishedRun(
-            run.trace_id, paused or error is not None, partial(build_trace, built, outputs, error, run.span, paused)
+            run.trace_id,
+            paused or error is not None or run.resumes,
+            partial(build_trace, built, outputs, error, run.span, paused, fingerprint=self._fingerprint),
+            thread_id=run.thread_id,
+            resumes=run.resumes,
         )
         if self.on_run_end is not None:
             try:
@@ -377,6 +416,8 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             if self.synchronous:
                 self._deliver(finished)
             else:
+                if self._pending is not None:
+                    finished.ticket = self._pending.add()
                 self._builder.submit(finished)
         self.stats.recorded += 1
 
@@ -384,15 +425,70 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         if run.thread_id is None:
             return  # no thread, no resume
         with self._lock:
-            self.stats.paused += 1
             self._paused[run.thread_id] = run
             while len(self._paused) > self.max_paused_runs:
                 self._paused.popitem(last=False)
                 self.stats.paused_dropped += 1
 
+    def _done(self, finished: FinishedRun) -> None:
+        if finished.ticket is not None and self._pending is not None:
+            self._pending.done(finished.ticket)
+
+    def _fingerprint(self) -> GraphFingerprint | None:
+        if self.graph is None:
+            return None
+        try:
+            return graph_fingerprint(self.graph)
+        except Exception:
+            self._fail("fingerprinting the graph")
+            return None
+
+    def _paused_trace(self, finished: FinishedRun) -> Trace | None:
+        """The stored trace of the turn ``finished`` resumed (builder thread: may wait and read)."""
+        lookup = getattr(self.store, "get_paused", None)
+        if lookup is None or finished.thread_id is None:
+            if lookup is None and not self._warned_no_lookup:
+                self._warned_no_lookup = True
+                logger.warning(
+                    "ariadne recorder: %s has no get_paused(thread_id); resumed turns cannot be joined",
+                    type(self.store).__name__,
+                )
+            return None
+        if self._pending is not None and finished.ticket is not None:
+            self._pending.wait_before(finished.ticket, DEFAULT_READ_WAIT)  # this process's earlier runs first
+        # On the agent's thread (synchronous) one look only: the run must never sleep for the recorder.
+        deadline = time.monotonic() + (0.0 if self.synchronous else self.resume_wait)
+        while True:
+            try:
+                head: Trace | None = lookup(finished.thread_id)
+            except Exception:
+                self._fail("store.get_paused")
+                return None
+            left = deadline - time.monotonic()
+            if head is not None or left <= 0:
+                return head
+            time.sleep(min(_RESUME_POLL, left))
+
     def _deliver(self, finished: FinishedRun) -> None:
         try:
-            trace = finished.build()
+            self._store_trace(finished)
+        finally:
+            self._done(finished)
+
+    def _store_trace(self, finished: FinishedRun) -> None:
+        head = None
+        if finished.resumes and self.store is not None:
+            head = self._paused_trace(finished)
+            with self._lock:
+                if head is None:
+                    self.stats.unjoined += 1
+                else:
+                    self.stats.resumed += 1
+        elif finished.resumes:
+            with self._lock:
+                self.stats.unjoined += 1
+        try:
+            trace = finished.build(head)
         except Exception:
             self._fail("building a trace")
             return

@@ -17,10 +17,25 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphInterrupt
 
-from ariadne_lc._messages import first_human_text, last_ai_text, messages_in, thought_of, tool_call_record
-from ariadne_lc.trace import CheckpointRef, InterruptRecord, SpanRef, Step, Trace
+from ariadne_lc._messages import (
+    answer_text,
+    first_human_text,
+    messages_in,
+    structured_answer,
+    thought_of,
+    tool_call_record,
+)
+from ariadne_lc.trace import CheckpointRef, GraphFingerprint, InterruptRecord, SpanRef, Step, Trace
 
-__all__ = ["FinishedRun", "RecorderStats", "build_trace", "jsonable_value", "new_interrupts", "record_answers"]
+__all__ = [
+    "Fingerprinter",
+    "FinishedRun",
+    "RecorderStats",
+    "build_trace",
+    "jsonable_value",
+    "new_interrupts",
+    "record_answers",
+]
 
 
 class FinishedRun:
@@ -30,18 +45,35 @@ class FinishedRun:
     longer touches what it reads), once.
     """
 
-    __slots__ = ("_build", "failed", "trace_id")
+    __slots__ = ("_build", "failed", "resumes", "thread_id", "ticket", "trace_id")
 
-    def __init__(self, trace_id: str, failed: bool, build: Callable[[], Trace]) -> None:
+    def __init__(
+        self,
+        trace_id: str,
+        failed: bool,
+        build: Callable[..., Trace],
+        *,
+        thread_id: str | None = None,
+        resumes: bool = False,
+    ) -> None:
         self.trace_id = trace_id
-        """The trace id the built trace will have (a resumed turn keeps its first run's id)."""
+        """The trace id the built trace will have (a turn resumed in the same handler keeps its first
+        run's id; one joined through the store takes the paused trace's id when it is delivered)."""
         self.failed = failed
-        """The run raised or is paused at an interrupt: it has no final answer (yet)."""
+        """The run raised, is paused at an interrupt, or resumed a turn whose start it does not hold:
+        its trace alone has no auditable answer (yet)."""
+        self.thread_id = thread_id
+        """The LangGraph thread of the run."""
+        self.resumes = resumes
+        """The run resumed a turn paused elsewhere (another handler, another process): the recorder
+        joins it to the paused trace in its store when it delivers it."""
+        self.ticket: int | None = None
+        """The run's entry among the store's pending builds (see :mod:`ariadne_lc.store._pending`)."""
         self._build = build
 
-    def build(self) -> Trace:
-        """The run's trace."""
-        return self._build()
+    def build(self, head: Trace | None = None) -> Trace:
+        """The run's trace; with ``head`` (the paused trace of the turn it resumed), the whole turn's."""
+        return self._build(head=head)
 
 
 @dataclass(slots=True)
@@ -61,9 +93,13 @@ class RecorderStats:
     paused: int = 0
     """Runs that stopped at a human-in-the-loop interrupt."""
     resumed: int = 0
-    """Resumptions joined to the paused run they continue (one trace per user turn)."""
+    """Resumptions joined to the paused turn they continue (one trace per user turn): found in the store,
+    or, for a handler without a store, in its memory."""
     paused_dropped: int = 0
-    """Paused runs forgotten before their resume (``max_paused_runs`` reached): their resume starts a new trace."""
+    """Paused runs a handler without a store forgot before their resume (``max_paused_runs`` reached):
+    their resume is stored alone (``unjoined``)."""
+    unjoined: int = 0
+    """Resumes whose paused trace was not found (not in the store, or forgotten): stored alone, not auditable."""
 
 
 @dataclass(slots=True)
@@ -98,6 +134,10 @@ class _Run:
     """Interrupts of this turn, in order."""
     asked_by: dict[str, tuple[str, Any]] = field(default_factory=dict)
     """Interrupt id -> (task path of the innermost node that raised it, its value)."""
+    resumes: bool = False
+    """This run resumed a turn whose paused part the handler does not hold (it is in the store, or lost)."""
+    resume: Any = None
+    """The ``Command(resume=...)`` value of such a run."""
 
     def snapshot(self) -> _Run:
         """A copy the builder may read while this run goes on after a resume."""
@@ -170,23 +210,29 @@ def _interrupt_records(run: _Run) -> tuple[InterruptRecord, ...]:
     return tuple(records)
 
 
-def _steps(run: _Run) -> tuple[Step, ...]:
-    """One step per AI message, in the order the nodes ended.
+def _steps(run: _Run, prior: tuple[Step, ...] = ()) -> tuple[Step, ...]:
+    """One step per AI message, in the order the nodes ended, after the ``prior`` steps of the turn.
 
     A message id seen again (a parent graph echoing its subgraph's messages, a middleware rewriting
-    the tool calls of the model's message) updates the step it first made: the step keeps the node
-    and task that produced it, and takes the latest content.
+    the tool calls of the model's message, a resumed node writing again the message it paused on)
+    updates the step it first made: the step keeps the node and task that produced it, and takes the
+    latest content. Tool outputs of this run complete the calls of ``prior`` steps they answer (a
+    turn paused for approval of a tool call runs the tool after the resume).
     """
-    drafts: dict[str, tuple[str, int | None, AIMessage]] = {}
+    drafts: dict[str, tuple[str, int | None, AIMessage | Step]] = {}
     order: list[str] = []
+    for step in prior:
+        key = step.message_id or f"\0prior{step.index}"
+        drafts[key] = (step.checkpoint.task_path or "", step.langgraph_step, step)
+        order.append(key)
     outputs: dict[str, ToolMessage] = {}
     for _, task_path, langgraph_step, node_outputs in sorted(run.pending, key=lambda p: p[0]):
         for message in messages_in(node_outputs):
             if isinstance(message, AIMessage):
                 key = message.id or f"\0{len(order)}"
                 if key in drafts:
-                    path, step, _ = drafts[key]
-                    drafts[key] = (path, step, message)
+                    path, at_step, first = drafts[key]
+                    drafts[key] = (path, at_step, _updated(first, message) if isinstance(first, Step) else message)
                 else:
                     drafts[key] = (task_path, langgraph_step, message)
                     order.append(key)
@@ -194,7 +240,10 @@ def _steps(run: _Run) -> tuple[Step, ...]:
                 outputs[message.tool_call_id] = message
     steps = []
     for index, key in enumerate(order):
-        task_path, langgraph_step, message = drafts[key]
+        task_path, langgraph_step, made = drafts[key]
+        if isinstance(made, Step):
+            steps.append(_with_outputs(made, index, outputs))
+            continue
         parent_ns, _, own = task_path.rpartition("|")
         node, _, task_id = own.partition(":")
         steps.append(
@@ -202,9 +251,9 @@ def _steps(run: _Run) -> tuple[Step, ...]:
                 index=index,
                 node=node,
                 langgraph_step=langgraph_step,
-                thought=thought_of(message),
-                tool_calls=tuple(tool_call_record(tc, outputs) for tc in message.tool_calls),
-                message_id=message.id,
+                thought=thought_of(made),
+                tool_calls=tuple(tool_call_record(tc, outputs) for tc in made.tool_calls),
+                message_id=made.id,
                 checkpoint=CheckpointRef.model_construct(
                     thread_id=run.thread_id,
                     checkpoint_ns=parent_ns,
@@ -217,29 +266,129 @@ def _steps(run: _Run) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-def build_trace(run: _Run, outputs: Any, error: BaseException | None, span: SpanRef | None, paused: bool) -> Trace:
-    """The trace of a run that ended (``paused``: stopped at an interrupt, so no answer yet)."""
+def _updated(step: Step, message: AIMessage) -> Step:
+    """A prior step rewritten by a later message with its id: new content, same node and checkpoint."""
+    outputs = {c.id: c for c in step.tool_calls if c.id and c.output is not None}  # already joined
+    calls = tuple(
+        call.model_copy(update={"output": outputs[call.id].output, "status": outputs[call.id].status})
+        if call.id in outputs
+        else call
+        for call in (tool_call_record(tc, {}) for tc in message.tool_calls)
+    )
+    return step.model_copy(update={"thought": thought_of(message), "tool_calls": calls})
+
+
+def _with_outputs(step: Step, index: int, outputs: dict[str, ToolMessage]) -> Step:
+    calls = tuple(
+        c
+        if c.output is not None or not c.id or c.id not in outputs
+        else c.model_copy(update={"output": outputs[c.id].text, "status": outputs[c.id].status})
+        for c in step.tool_calls
+    )
+    return step.model_copy(update={"index": index, "tool_calls": calls})
+
+
+def _joined_interrupts(
+    head: tuple[InterruptRecord, ...], resume: Any, new: tuple[InterruptRecord, ...]
+) -> tuple[InterruptRecord, ...]:
+    """The paused turn's interrupts answered by ``resume`` (as :func:`record_answers` does), then those
+    this run raised that the turn had not seen."""
+    waiting = [r for r in head if not r.answered]
+    by_id = resume if isinstance(resume, dict) and any(r.id in resume for r in waiting) else None
+    first = waiting[0] if waiting else None
+    joined = []
+    for record in head:
+        if record.answered:
+            joined.append(record)
+        elif by_id is not None and record.id in by_id:
+            joined.append(record.model_copy(update={"answered": True, "resume": jsonable_value(by_id[record.id])}))
+        elif by_id is None and record is first:
+            joined.append(record.model_copy(update={"answered": True, "resume": jsonable_value(resume)}))
+        else:
+            joined.append(record)
+    known = {r.id for r in head if r.id}
+    return (*joined, *(r for r in new if r.id is None or r.id not in known))
+
+
+Fingerprinter = Callable[[], GraphFingerprint | None]
+
+
+def build_trace(
+    run: _Run,
+    outputs: Any,
+    error: BaseException | None,
+    span: SpanRef | None,
+    paused: bool,
+    *,
+    head: Trace | None = None,
+    fingerprint: Fingerprinter | None = None,
+) -> Trace:
+    """The trace of a run that ended (``paused``: stopped at an interrupt, so no answer yet).
+
+    ``head`` is the paused trace of the turn this run resumed (found in the store): the result is the
+    whole turn, under the paused trace's id. A run that resumed a turn (``run.resumes``) without a
+    ``head`` is only the second half of it: it gets an ``error`` that says so, and is not audited.
+    """
     # Everything comes from LangChain's own typed objects; model_construct skips a second validation.
-    steps = _steps(run)
+    steps = _steps(run, head.steps if head is not None else ())
     final: str | None = None
     if not paused:
         if outputs is not None:
-            final = last_ai_text(messages_in(outputs))
+            final = answer_text(outputs, messages_in(outputs))
+            if steps and steps[-1].tool_calls and error is None and structured_answer(outputs) is not None:
+                # the tool strategy's answer: the last turn's only "tool" call is the structured response
+                steps = (*steps[:-1], steps[-1].model_copy(update={"structured_output": True}))
         if final is None and steps and steps[-1].is_final and error is None:
             final = steps[-1].thought
+    failure = None if error is None or paused else f"{type(error).__name__}: {error}"
+    interrupts = _interrupt_records(run)
+    if head is not None:
+        interrupts = _joined_interrupts(head.interrupts, run.resume, interrupts)
+    elif run.resumes:
+        answered = InterruptRecord.model_construct(
+            id=None, node=None, task_path=None, value=None, answered=True, resume=jsonable_value(run.resume)
+        )
+        interrupts = (answered, *interrupts)
+        failure = failure or (
+            f"only the resumed half of a turn of thread {run.thread_id!r}: the trace of the turn paused at "
+            "the interrupt was not found in the trace store (recorded into another store, not recorded, or "
+            "lost), so the question and the thoughts before the interrupt are missing"
+        )
+    graph = fingerprint() if fingerprint is not None else None
+    metadata = {k: v for k, v in run.metadata.items() if isinstance(v, str | int | float | bool) or v is None}
+    if head is None:
+        return Trace.model_construct(
+            trace_id=run.trace_id,
+            thread_id=run.thread_id,
+            query=first_human_text(run.inputs),
+            steps=steps,
+            final_answer=final,
+            error=failure,
+            interrupted=paused,
+            interrupts=interrupts,
+            span=span,
+            agent_name=run.agent_name,
+            tags=run.tags,
+            metadata=metadata,
+            started_at=datetime.fromtimestamp(run.started, UTC),
+            ended_at=datetime.fromtimestamp(run.ended or time.time(), UTC),
+            graph=graph,
+        )
     return Trace.model_construct(
-        trace_id=run.trace_id,
-        thread_id=run.thread_id,
-        query=first_human_text(run.inputs),
+        trace_id=head.trace_id,
+        thread_id=head.thread_id,
+        query=head.query,
         steps=steps,
         final_answer=final,
-        error=None if error is None or paused else f"{type(error).__name__}: {error}",
+        error=failure,
         interrupted=paused,
-        interrupts=_interrupt_records(run),
-        span=span,
-        agent_name=run.agent_name,
-        tags=run.tags,
-        metadata={k: v for k, v in run.metadata.items() if isinstance(v, str | int | float | bool) or v is None},
-        started_at=datetime.fromtimestamp(run.started, UTC),
+        interrupts=interrupts,
+        span=head.span or span,
+        agent_name=head.agent_name or run.agent_name,
+        tags=(*head.tags, *(t for t in run.tags if t not in head.tags)),
+        metadata={**metadata, **head.metadata},
+        started_at=head.started_at,
         ended_at=datetime.fromtimestamp(run.ended or time.time(), UTC),
+        # A turn that ran across a deploy: its audited steps come from the paused half, so keep that graph.
+        graph=head.graph if head.graph is not None else graph,
     )

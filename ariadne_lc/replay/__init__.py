@@ -39,6 +39,13 @@ Three variants serve the controls and multi-step interventions:
   the final answer now, as the tool node, so that the graph's own edge leads back to the model.
   Tool calls after the cut are refused whatever the tool policy, and listed in ``tools_unavailable``.
 
+**The step's own tool calls** (``Replayer(tool_calls="rederive", tool_call_deriver=...)``): the substituted
+message's tool calls are replaced by those a deriver (:mod:`._derive`: a function, or a continuation call to a
+chat model) derives from the new thought, with new ids, before it is written; the tool policy answers them like
+any other call (a call identical to a recorded one gets the recorded output). The default, ``"recorded"``, keeps
+the step's calls and outputs. Only the step the replay forks at is re-derived: the earlier steps of a multi-step
+intervention keep theirs, whose outputs the later steps were written after.
+
 What LangGraph makes impossible is refused with
 :class:`~ariadne_lc.errors.SubgraphNotReplayableError`, naming the case: a subgraph compiled with
 ``checkpointer=False`` (no history), a graph run by a tool (replays never run tool nodes), a
@@ -46,6 +53,14 @@ subgraph with tools called from inside a node's function under the recorded poli
 can be set in it), a subgraph the given graph does not contain.
 """
 
+from ariadne_lc.replay._derive import (
+    CONTINUATION_INSTRUCTION,
+    ContinuationDeriver,
+    DeriveFunction,
+    FunctionDeriver,
+    StepContext,
+    ToolCallDeriver,
+)
 from ariadne_lc.replay._replayer import Replayer
 from ariadne_lc.replay._types import (
     DEFAULT_MAX_TURNS,
@@ -57,11 +72,17 @@ from ariadne_lc.replay._types import (
 )
 
 __all__ = [
+    "CONTINUATION_INSTRUCTION",
     "DEFAULT_MAX_TURNS",
     "EARLY_ANSWER_INSTRUCTION",
     "EARLY_ANSWER_TOOL_MESSAGE",
     "UNAVAILABLE_TOOL_MESSAGE",
+    "ContinuationDeriver",
+    "DeriveFunction",
+    "FunctionDeriver",
     "ReplayResult",
     "Replayer",
+    "StepContext",
+    "ToolCallDeriver",
     "ToolPolicy",
 ]

@@ -12,10 +12,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from ariadne_lc._messages import thought_of, tool_call_record, tool_outputs
+from ariadne_lc._messages import answer_text, structured_answer, thought_of, tool_call_record, tool_outputs
 from ariadne_lc._twin import Flow
 from ariadne_lc.errors import ConfigurationError, NoThoughtError, NotReplayableError, ReplayDidNotFinishError
+from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import _ops
+from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive, with_tool_calls
 from ariadne_lc.replay._fork import Level, copy_levels, locate
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._tools import Served, serve
@@ -31,6 +33,8 @@ class Replaying(Protocol):
     tool_policy: ToolPolicy
     safe_tools: frozenset[str]
     max_turns: int
+    tool_calls: ReplayMode
+    tool_call_deriver: ToolCallDeriver | None
 
     def tool_node_of(self, ns: str) -> str | None: ...
 
@@ -110,6 +114,34 @@ def _update(levels: list[Level], original: AIMessage, steps: list[Step], thought
     return out
 
 
+def _rederive(
+    replayer: Replaying,
+    trace: Trace,
+    level: Level,
+    written: list[Any],
+    step: Step,
+    thought: str,
+    config: dict[str, Any],
+) -> Flow[str | None]:
+    """In ``rederive`` mode, replace the step's tool calls in ``written[-1]`` by the ones derived from
+    ``thought``; returns the deriver's name (``None``: recorded mode, the calls stay)."""
+    deriver = replayer.tool_call_deriver
+    if replayer.tool_calls != "rederive" or deriver is None:
+        return None
+    rewritten = {m.id: m for m in written[:-1]}
+    history = tuple(rewritten.get(m.id, m) for m in level.before.values["messages"])
+    context = StepContext(
+        query=trace.query,
+        step=step,
+        messages=history,
+        tools=replayer.tools_of(level.ns),
+        config={k: v for k, v in config.items() if k in ("callbacks", "metadata", "tags")},
+    )
+    calls = yield from derive(deriver, thought, context)
+    written[-1] = with_tool_calls(written[-1], calls)
+    return deriver.name
+
+
 def replay_flow(
     replayer: Replaying, trace: Trace, thoughts: Mapping[int, str], *, early: bool, instruction: str
 ) -> Flow[ReplayResult]:
@@ -122,6 +154,18 @@ def replay_flow(
     written = _update(levels, original, steps, thoughts)
     intercept = early or replayer.tool_policy is ToolPolicy.RECORDED
     as_node = last.node
+    counter = _Counter()
+    thread = f"ariadne-replay-{uuid.uuid4()}"
+    config: dict[str, Any] = {
+        "configurable": {"thread_id": thread},
+        "callbacks": [counter],
+        "metadata": {ARIADNE_REPLAY: True},
+        "tags": ["ariadne-replay"],
+        "recursion_limit": replayer.max_turns * 2 + 5,
+    }
+    deriver: str | None = None
+    if not early:  # early answering drops the step's calls whatever the mode
+        deriver = yield from _rederive(replayer, trace, levels[-1], written, last, thoughts[last.index], config)
     if early:
         tool_node = replayer.tool_node_of(levels[-1].ns)
         if tool_node is None:
@@ -133,17 +177,8 @@ def replay_flow(
         written.append(HumanMessage(content=instruction))
         as_node = tool_node
     iso_saver = InMemorySaver()
-    thread = f"ariadne-replay-{uuid.uuid4()}"
     yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread)
     iso = replayer.isolated_graph(iso_saver, intercept=intercept)
-    counter = _Counter()
-    config: dict[str, Any] = {
-        "configurable": {"thread_id": thread},
-        "callbacks": [counter],
-        "metadata": {ARIADNE_REPLAY: True},
-        "tags": ["ariadne-replay"],
-        "recursion_limit": replayer.max_turns * 2 + 5,
-    }
     fork_id = levels[-1].before.config["configurable"]["checkpoint_id"]
     at = {"configurable": {"thread_id": thread, "checkpoint_ns": levels[-1].ns, "checkpoint_id": fork_id}}
     yield _ops.update_state(iso, at, {"messages": written}, as_node)
@@ -152,7 +187,7 @@ def replay_flow(
     for _ in range(replayer.max_turns * 3 + 3):
         snapshot = yield _ops.state(iso, config)
         if not snapshot.next:
-            return _result(replayer, levels, snapshot, config, counter, served, answers, last, early, fork_id)
+            return _result(replayer, levels, snapshot, config, counter, served, answers, last, early, fork_id, deriver)
         asked = pending_interrupts(snapshot)
         if asked:
             resume = {i.id: answers.take(node, i.value).resume for node, i in asked}
@@ -180,6 +215,7 @@ def _result(
     step: Step,
     early: bool,
     fork_id: str,
+    deriver: str | None,
 ) -> ReplayResult:
     known = {m.id for m in levels[0].before.values["messages"]}
     if len(levels) > 1:
@@ -198,7 +234,10 @@ def _result(
                     message_id=message.id,
                 )
             )
-    answer = next((m.text for m in reversed(messages) if isinstance(m, AIMessage)), None)
+    # read as the recorder reads the live run's answer: the structured response first, else the last AI text
+    answer = answer_text(final.values, messages)
+    if steps and steps[-1].tool_calls and structured_answer(final.values) is not None:
+        steps[-1] = steps[-1].model_copy(update={"structured_output": True})
     if early and len(steps) < 2:
         answer = None  # the model was never asked after the cut: the step's own thought is no answer
     live = served.live + (counter.tool_calls if replayer.tool_policy is ToolPolicy.LIVE and not early else 0)
@@ -213,4 +252,6 @@ def _result(
         tools_unavailable=tuple(served.unavailable),
         interrupts_answered=tuple(answers.used),
         fork_checkpoint_ns=levels[-1].ns,
+        replay_mode="rederive" if deriver is not None else "recorded",
+        tool_call_deriver=deriver,
     )

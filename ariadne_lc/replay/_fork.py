@@ -63,12 +63,18 @@ def _before(snapshots: Sequence[Any], task_id: str, step: Step, ns: str) -> int:
             "was compiled with checkpointer=False (LangGraph keeps no history for it), or its history was pruned. "
             "Compile subgraphs without a checkpointer argument so that they share the parent's"
         )
-    hint = (
-        "the thread keeps a single checkpoint: was the graph run with durability='exit'? "
-        "Time travel needs 'async' or 'sync' durability"
-        if len(snapshots) <= 1
-        else "the thread's history no longer holds it (pruned, or a different checkpointer)"
-    )
+    if not snapshots:
+        hint = (
+            "the thread has no checkpoints at all: it was deleted (checkpointer.delete_thread), or the graph's "
+            "checkpointer is not the one the trace was recorded with (another database, another saver)"
+        )
+    elif len(snapshots) == 1:
+        hint = (
+            "the thread keeps a single checkpoint: was the graph run with durability='exit'? "
+            "Time travel needs 'async' or 'sync' durability"
+        )
+    else:
+        hint = "the thread's history no longer holds it (pruned, or a different checkpointer)"
     raise NotReplayableError(
         f"no checkpoint of thread {step.checkpoint.thread_id!r} precedes step {step.index} (task {task_id}); {hint}"
     )

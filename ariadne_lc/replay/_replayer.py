@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, get_args
+
+from langchain_core.language_models import BaseChatModel
 
 from ariadne_lc._twin import run_async, run_sync
-from ariadne_lc.errors import ConfigurationError, NoCheckpointerError, SubgraphNotReplayableError
+from ariadne_lc.errors import AsyncSaverError, ConfigurationError, NoCheckpointerError, SubgraphNotReplayableError
+from ariadne_lc.records import ReplayMode
+from ariadne_lc.replay._derive import DeriveFunction, ToolCallDeriver, as_deriver
 from ariadne_lc.replay._drive import replay_flow
 from ariadne_lc.replay._tools import find_tools
 from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
@@ -30,6 +35,13 @@ class Replayer:
         tool_node: The name of the top-level graph's tool-executing node; found automatically when it
             is a ``ToolNode`` (subgraphs' tool nodes are always found automatically).
         max_turns: Turn limit after the fork.
+        tool_calls: What happens to the substituted step's own tool calls: ``"recorded"`` (default) keeps them
+            and their recorded outputs; ``"rederive"`` replaces them with the calls ``tool_call_deriver`` derives
+            from the substituted thought (new ids), answered by the tool policy like any other call
+            (docs/method.md#the-steps-own-tool-calls).
+        tool_call_deriver: For ``"rederive"`` (required there, refused otherwise): a
+            :class:`~ariadne_lc.replay.ToolCallDeriver`, a function ``(thought, context) -> tool calls``, or a
+            chat model (asked by a :class:`~ariadne_lc.replay.ContinuationDeriver`).
     """
 
     def __init__(
@@ -40,6 +52,8 @@ class Replayer:
         safe_tools: Iterable[str] = (),
         tool_node: str | None = None,
         max_turns: int = DEFAULT_MAX_TURNS,
+        tool_calls: ReplayMode = "recorded",
+        tool_call_deriver: ToolCallDeriver | DeriveFunction | BaseChatModel | None = None,
     ) -> None:
         if not hasattr(graph, "get_state_history") or not hasattr(graph, "copy"):
             raise ConfigurationError(
@@ -60,6 +74,7 @@ class Replayer:
         nodes = getattr(graph, "nodes", {})
         if tool_node is not None and tool_node not in nodes:
             raise ConfigurationError(f"tool_node {tool_node!r} is not a node of the graph; nodes: {sorted(nodes)}")
+        self.tool_calls, self.tool_call_deriver = _tool_call_mode(tool_calls, tool_call_deriver)
         self.graph = graph
         self.safe_tools = frozenset(safe_tools)
         self.max_turns = max_turns
@@ -78,6 +93,7 @@ class Replayer:
 
     def replay_steps(self, trace: Trace, thoughts: Mapping[int, str]) -> ReplayResult:
         """Substitute several steps' thoughts at once (step index -> thought) and run on from the latest."""
+        self.check_sync("replay_steps", "areplay_steps")
         return run_sync(replay_flow(self, trace, thoughts, early=False, instruction=""))
 
     async def areplay_steps(self, trace: Trace, thoughts: Mapping[int, str]) -> ReplayResult:
@@ -88,6 +104,7 @@ class Replayer:
         self, trace: Trace, step_index: int, *, instruction: str = EARLY_ANSWER_INSTRUCTION
     ) -> ReplayResult:
         """Cut the run right after step ``step_index``'s thought and ask the model for its answer."""
+        self.check_sync("replay_early_answer", "areplay_early_answer")
         thoughts = {step_index: trace.step(step_index).thought}
         return run_sync(replay_flow(self, trace, thoughts, early=True, instruction=instruction))
 
@@ -97,6 +114,29 @@ class Replayer:
         """Async twin of :meth:`replay_early_answer`."""
         thoughts = {step_index: trace.step(step_index).thought}
         return await run_async(replay_flow(self, trace, thoughts, early=True, instruction=instruction))
+
+    def check_sync(self, method: str, async_method: str) -> None:
+        """Refuse a synchronous call that the graph's async saver cannot serve from this thread.
+
+        LangGraph's async savers (``AsyncSqliteSaver``, ``AsyncPostgresSaver``) remember the event loop
+        they were made on (``saver.loop``) and refuse synchronous calls from that loop's thread with
+        ``asyncio.InvalidStateError``, which says nothing about the audit. Refused here first, with the
+        method to await instead.
+        """
+        loop = getattr(self.graph.checkpointer, "loop", None)
+        if not isinstance(loop, asyncio.AbstractEventLoop):
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if running is loop:
+            saver = type(self.graph.checkpointer).__name__
+            raise AsyncSaverError(
+                f"{method}() was called inside the event loop that the graph's {saver} is bound to, which "
+                f"answers synchronous calls only from other threads: use 'await {async_method}(...)' instead "
+                f"(or call {method}() from another thread)"
+            )
 
     # -- the graph at each level -------------------------------------------------------------------
 
@@ -126,6 +166,26 @@ class Replayer:
     def isolated_graph(self, saver: Any, *, intercept: bool) -> Any:
         """The user's graph on ``saver``; with ``intercept``, every tool node (subgraphs too) is a breakpoint."""
         return _rebuild(self.graph, intercept, self.tool_node).copy(update={"checkpointer": saver})
+
+
+def _tool_call_mode(
+    mode: str, deriver: ToolCallDeriver | DeriveFunction | BaseChatModel | None
+) -> tuple[ReplayMode, ToolCallDeriver | None]:
+    if mode == "recorded":
+        if deriver is not None:
+            raise ConfigurationError(
+                "tool_call_deriver is only used with tool_calls='rederive'; with 'recorded' the step's own tool "
+                "calls and their recorded outputs are kept"
+            )
+        return "recorded", None
+    if mode == "rederive":
+        if deriver is None:
+            raise ConfigurationError(
+                "tool_calls='rederive' needs a tool_call_deriver: the agent's own chat model (asked in a "
+                "continuation call), a ToolCallDeriver, or a function (thought, context) -> tool calls"
+            )
+        return "rederive", as_deriver(deriver)
+    raise ConfigurationError(f"unknown tool_calls {mode!r}; use one of {list(get_args(ReplayMode))}")
 
 
 def _rebuild(graph: Any, intercept: bool, tool_node: str | None) -> Any:

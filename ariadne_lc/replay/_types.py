@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from ariadne_lc.records import ReplayMode
 from ariadne_lc.trace import InterruptRecord, Step
 
 __all__ = [
@@ -48,7 +49,8 @@ class ReplayResult:
     """What the counterfactual run did."""
 
     answer: str | None
-    """The final answer a* (text of the last AI message), ``None`` if the run produced none."""
+    """The final answer a*, read as the recorder reads a live run's: the structured response as JSON when the
+    run ended with one, else the text of the last AI message; ``None`` if the run produced none."""
     steps: tuple[Step, ...]
     """The counterfactual model turns from the substituted one on."""
     fork_checkpoint_id: str
@@ -67,3 +69,8 @@ class ReplayResult:
     """Human-in-the-loop interrupts the replay went through, each resumed with the recorded answer."""
     fork_checkpoint_ns: str = ""
     """The checkpoint namespace of the fork (empty for the top-level graph, ``node:<task id>|...`` inside subgraphs)."""
+    replay_mode: ReplayMode = "recorded"
+    """``rederive`` when the step's tool calls were re-derived from the substituted thought (they are the first
+    counterfactual step's ``tool_calls``, with what the tool policy answered); ``recorded`` when they were kept."""
+    tool_call_deriver: str | None = None
+    """The deriver that re-derived them (its ``name``)."""

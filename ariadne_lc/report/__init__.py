@@ -8,6 +8,7 @@ from ariadne_lc.report._audit import (
     audit_html,
     audit_markdown,
     domain_group,
+    load_report,
     load_results,
     write_audit_reports,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "calibration_markdown",
     "domain_group",
     "load_calibration",
+    "load_report",
     "load_results",
     "write_audit_reports",
     "write_calibration_reports",

@@ -17,9 +17,10 @@ from ariadne_lc.errors import ConfigurationError, MissingExtraError
 from ariadne_lc.interventions import is_control
 from ariadne_lc.records import Aggregate, AuditReport, AuditResult, CorrectedRate
 from ariadne_lc.report._corrected import CORRECTED_HEADER, corrected_line, corrected_markdown, corrected_rows
+from ariadne_lc.report._decisive import GATE_HEADER, gate_line, gate_markdown, gate_rows
 from ariadne_lc.report._io import write_json, write_text
 from ariadne_lc.report._plots import RateBar, phi_histogram, rate_bars, step_bars
-from ariadne_lc.stats import UNSPECIFIED_DOMAIN, aggregate
+from ariadne_lc.stats import DEFAULT_CONFIDENCE, DEFAULT_SEED, UNSPECIFIED_DOMAIN, aggregate, build_report
 
 __all__ = [
     "AUDIT_SCHEMA",
@@ -28,6 +29,7 @@ __all__ = [
     "audit_html",
     "audit_markdown",
     "domain_group",
+    "load_report",
     "load_results",
     "write_audit_reports",
 ]
@@ -70,24 +72,55 @@ def audit_document(report: AuditReport, **meta: Any) -> dict[str, Any]:
     }
 
 
-def load_results(path: Path) -> list[AuditResult]:
-    """Results from a JSON report of any supported version, or from a SQLite result store."""
-    if path.suffix in (".db", ".sqlite", ".sqlite3"):
-        from ariadne_lc.store import SQLiteResultStore
-
-        return SQLiteResultStore(path).list_results()
+def _document(path: Path) -> dict[str, Any]:
     import json
 
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ConfigurationError(f"{path}: not a JSON report ({exc.msg} at line {exc.lineno})") from None
-    if document.get("schema") != AUDIT_SCHEMA:
-        raise ConfigurationError(f"{path}: not an ariadne-lc audit report (schema {document.get('schema')!r})")
+    if not isinstance(document, dict) or document.get("schema") != AUDIT_SCHEMA:
+        found = document.get("schema") if isinstance(document, dict) else type(document).__name__
+        raise ConfigurationError(f"{path}: not an ariadne-lc audit report (schema {found!r})")
     version = document.get("schema_version")
     if version != AUDIT_SCHEMA_VERSION:
         raise ConfigurationError(f"{path}: audit report schema version {version} is not supported (expected 1)")
-    return [AuditResult.model_validate(r) for r in document["results"]]
+    return document
+
+
+def _is_store(path: Path) -> bool:
+    return path.suffix in (".db", ".sqlite", ".sqlite3")
+
+
+def load_results(path: Path) -> list[AuditResult]:
+    """Results from a JSON report of any supported version, or from a SQLite result store."""
+    if _is_store(path):
+        from ariadne_lc.store import SQLiteResultStore
+
+        return SQLiteResultStore(path).list_results()
+    return [AuditResult.model_validate(r) for r in _document(path)["results"]]
+
+
+def load_report(path: Path) -> AuditReport:
+    """The report stored in a ``report.json`` (rebuilt from its results with its confidence and seed, and carrying
+    the corrected rates it was written with, so no calibration file is needed again), or built from a result
+    store (no corrected rates: a store keeps results only)."""
+    if _is_store(path):
+        return build_report(load_results(path))
+    document = _document(path)
+    stored = document.get("aggregate") or {}
+    report = build_report(
+        [AuditResult.model_validate(r) for r in document["results"]],
+        confidence=stored.get("confidence", DEFAULT_CONFIDENCE),
+        seed=stored.get("seed", DEFAULT_SEED),
+    )
+    corrected = stored.get("corrected")
+    if corrected is None:
+        return report
+    by_type = {k: CorrectedRate.model_validate(v) for k, v in (stored.get("corrected_by_type") or {}).items()}
+    return report.model_copy(
+        update={"corrected": CorrectedRate.model_validate(corrected), "corrected_by_type": by_type}
+    )
 
 
 def _pct(value: float | None) -> str:
@@ -119,6 +152,15 @@ def _placebo_line(report: AuditReport) -> str:
     )
 
 
+def _counts_line(o: Aggregate) -> str:
+    """What is not in the rates, counted (the same sentence in Markdown and HTML)."""
+    return (
+        f"Not applicable: {o.not_applicable}, failed: {o.failed}, inconclusive (no verdict): {o.inconclusive}, "
+        f"of which exempted by the length gate: {o.length_gate_exempted}. "
+        f"Traces with nothing to audit: {o.nothing_to_audit}."
+    )
+
+
 def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness audit") -> str:
     """Markdown: the verdict, the table by domain and type, the step ranking, the violations."""
     results = list(report.results)
@@ -128,12 +170,12 @@ def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness aud
         "",
         f"{o.scored} scored contradiction audits over {o.queries} queries: violation rate {_pct(o.violation_rate)} "
         f"(95% CI {_ci(o.violation_rate_ci)}), mean φ {_num(o.mean_phi)} (95% CI {_nci(o.mean_phi_ci)}). "
-        f"Not applicable: {o.not_applicable}, failed: {o.failed}, inconclusive: {o.inconclusive}, "
-        f"exempted by the length gate: {o.length_gate_exempted}.",
+        + _counts_line(o),
         "",
         _placebo_line(report),
         "",
         *corrected_markdown(report),
+        *gate_markdown(report),
         "φ = 1 − S(a, a*): 1 means the answer moved with the contradicted reasoning, 0 means it ignored it. "
         "For a control, the rate is how often the answer held (a placebo should hold it).",
         "",
@@ -195,6 +237,7 @@ details { margin: .3rem 0; } code { background: #f5f5f5; padding: 0 .2rem; }
 <h1>{{ title }}</h1>
 <p class="sub">{{ subtitle }}</p>
 <p>{{ placebo_line }}</p>
+<p>{{ counts_line }}</p>
 <div class="cards">
 {% for card in cards %}<div class="card"><b>{{ card[1] }}</b><span>{{ card[0] }}</span></div>{% endfor %}
 </div>
@@ -202,6 +245,11 @@ details { margin: .3rem 0; } code { background: #f5f5f5; padding: 0 .2rem; }
 <p>{{ corrected_line }}</p>
 <table><tr>{% for h in corrected_header %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for row in corrected_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
+</table>{% endif %}
+{% if gate_rows %}<h2>Decisiveness gate and tracking</h2>
+<p>{{ gate_line }}</p>
+<table><tr>{% for h in gate_header %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in gate_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
 </table>{% endif %}
 <h2>Violation rate by domain and intervention</h2>
 <div class="plots"><figure>{{ rate_svg | safe }}</figure></div>
@@ -223,8 +271,30 @@ ariadne-lc {{ version }} at {{ created }}.</p>
 """
 
 
-def _corrected_card(c: CorrectedRate) -> str:
-    return "no number" if c.corrected is None else f"{_pct(c.corrected)} {_ci(c.corrected_ci)}"
+def _headline_cards(report: AuditReport) -> list[tuple[str, str]]:
+    """(label, value) of the cards on top: the raw rate with, when a calibration was applied, the corrected one
+    beside it (or "no information"), the gate's rejections, tracking, the placebo."""
+    o, placebo, c = report.overall, report.placebo, report.corrected
+    if c is None:
+        cards = [("violation rate (contradictions, raw)", _pct(o.violation_rate)), ("95% CI", _ci(o.violation_rate_ci))]
+    else:
+        corrected = "no information" if c.corrected is None else _pct(c.corrected)
+        cards = [
+            ("violation rate: raw | corrected (calibrated)", f"{_pct(o.violation_rate)} | {corrected}"),
+            ("95% CI: raw | corrected", f"{_ci(o.violation_rate_ci)} | {_ci(c.corrected_ci)}"),
+        ]
+    if o.gated:
+        cards.append(("rejected as not decisive", f"{o.not_decisive / o.gated:.0%} ({o.not_decisive}/{o.gated})"))
+    if o.tracked:
+        cards.append(("answer tracked the contradiction", f"{_pct(o.tracking_rate)} ({o.tracks}/{o.tracked})"))
+    return [
+        *cards,
+        ("placebo-corrected violation rate", _pct(placebo.corrected_violation_rate) if placebo else "-"),
+        ("answer held under the placebo", _pct(placebo.placebo_rate) if placebo else "-"),
+        ("mean φ", _num(o.mean_phi)),
+        ("scored audits", str(o.scored)),
+        ("traces with nothing to audit", str(o.nothing_to_audit)),
+    ]
 
 
 def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit", subtitle: str = "") -> str:
@@ -237,7 +307,6 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
 
     results = list(report.results)
     contradictions = report.overall
-    placebo = report.placebo
     rows = [
         {
             "cls": "control" if is_control(kind) else "",
@@ -273,20 +342,13 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
         for r in results
         if r.violation and not r.control
     ][:50]
-    cards = [
-        ("violation rate (contradictions)", _pct(contradictions.violation_rate)),
-        ("95% CI", _ci(contradictions.violation_rate_ci)),
-        *([("calibrated violation rate", _corrected_card(report.corrected))] if report.corrected is not None else []),
-        ("placebo-corrected violation rate", _pct(placebo.corrected_violation_rate) if placebo else "-"),
-        ("answer held under the placebo", _pct(placebo.placebo_rate) if placebo else "-"),
-        ("mean φ", _num(contradictions.mean_phi)),
-        ("scored audits", str(contradictions.scored)),
-    ]
+    cards = _headline_cards(report)
     env = jinja2.Environment(autoescape=True)
     return env.from_string(_PAGE).render(
         title=title,
         subtitle=subtitle,
         placebo_line=_placebo_line(report),
+        counts_line=_counts_line(contradictions),
         cards=cards,
         rows=rows,
         rate_svg=rate_bars(bars, title="violation rate (Wilson 95% intervals)") if bars else "",
@@ -296,6 +358,9 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
         corrected_header=CORRECTED_HEADER,
         corrected_rows=corrected_rows(report),
         corrected_line=corrected_line(report),
+        gate_header=GATE_HEADER,
+        gate_rows=gate_rows(report),
+        gate_line=gate_line(report),
         version=html.escape(__version__),
         created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )

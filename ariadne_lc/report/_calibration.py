@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ariadne_lc.calibration.results import ALL_TYPES, Calibration, MethodCalibration
+from ariadne_lc.calibration.results import ALL_TYPES, Calibration, ErrorRates, MethodCalibration
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import CorrectedRate, Rate
 from ariadne_lc.report._io import write_json
@@ -23,6 +23,8 @@ __all__ = ["calibration_html", "calibration_markdown", "load_calibration", "writ
 
 _METHOD_NAMES = {
     "ariadne": "ariadne-lc (graph replay)",
+    "ariadne_ungated": "ariadne-lc, decisiveness gate off",
+    "ariadne_rederive": "ariadne-lc, tool calls re-derived from the edit",
     "reference_strict": "reference re-prompt, strict judge",
     "reference_lenient": "reference re-prompt, lenient judge (0.5 fallback)",
 }
@@ -118,6 +120,7 @@ def _method_blocks(m: MethodCalibration) -> list[_Block]:
                 [(d, _rate(e.false_alarm), _rate(e.miss)) for d, e in m.errors_by_domain.items()],
             )
         )
+    blocks += _gate_blocks(m)
     overall = m.errors.get(ALL_TYPES)
     if overall is not None:
         causes = ", ".join(f"{k}: {v}" for k, v in overall.false_alarm_causes.items()) or "none"
@@ -166,6 +169,113 @@ def _method_blocks(m: MethodCalibration) -> list[_Block]:
     return blocks
 
 
+def _gate_blocks(m: MethodCalibration) -> list[_Block]:
+    """What the decisiveness gate did per type (rejections, tracking), FA by thought form, and the further faithful
+    agents' FA; nothing for a method that ran without the gate and has no further agents."""
+    blocks: list[_Block] = []
+    gated = any(
+        e.tracking is not None or any(r.k for r in (*e.not_decisive.values(), *e.no_commitment.values()))
+        for e in m.errors.values()
+    )
+    if gated:  # a method without the gate recorded no decision: zeros there would read as "the gate let all pass"
+        blocks.append(
+            _Table(
+                (
+                    "intervention",
+                    "not decisive (coupled)",
+                    "not decisive (bypass)",
+                    "no commitment (coupled)",
+                    "no commitment (bypass)",
+                    "tracks (faithful, scored)",
+                ),
+                [
+                    (
+                        kind,
+                        _rate(e.not_decisive.get("coupled")),
+                        _rate(e.not_decisive.get("bypass")),
+                        _rate(e.no_commitment.get("coupled")),
+                        _rate(e.no_commitment.get("bypass")),
+                        _rate(e.tracking),
+                    )
+                    for kind, e in m.errors.items()
+                ],
+            )
+        )
+        blocks.append(
+            "Not decisive: the gate rejected every edit the critic made (none changed the answer the thought implies); "
+            "such audits are not applicable, never scored. Tracks: the coupled answer moved to the answer the "
+            "contradicted thought implies."
+        )
+    forms = sorted({f for e in m.errors.values() for f in e.false_alarm_by_form})
+    if forms:
+        blocks.append("False alarm by how the original thought states its commitment (a pooled FA does not carry "
+                      "over between agents that write their thoughts differently):")  # fmt: skip
+        blocks.append(
+            _Table(
+                ("intervention", *forms),
+                [(kind, *(_rate(e.false_alarm_by_form.get(f)) for f in forms)) for kind, e in m.errors.items()],
+            )
+        )
+    rows: list[tuple[str, ...]] = [
+        (agent, kind, _rate(e.false_alarm), _rate(e.not_decisive.get(agent)), _rate(e.not_applicable.get(agent)))
+        for agent, per_type in m.agents.items()
+        for kind, e in per_type.items()
+    ]
+    if rows:
+        blocks.append(
+            "Further faithful agents (FA only; FA and M, and so every correction, come from the coupled/bypass pair): "
+            "coupled_llm answers with a model call that sees only the thought; coupled_tool carries the thought's "
+            "decision to the answer through its own tool call."
+        )
+        blocks.append(_Table(("agent", "intervention", "false alarm", "not decisive", "not applicable"), rows))
+    return blocks
+
+
+def _gate_comparison(calibration: Calibration) -> list[_Block]:
+    """Gate off (``ariadne_ungated``) and gate on (``ariadne``) side by side per type, on the same traces."""
+    on, off = calibration.methods.get("ariadne"), calibration.methods.get("ariadne_ungated")
+    if on is None or off is None:
+        return []
+    kinds = [*on.errors, *(k for k in off.errors if k not in on.errors)]
+
+    def total(e: ErrorRates | None) -> str:
+        if e is None or e.false_alarm.rate is None or e.miss.rate is None:
+            return "-"
+        value = e.false_alarm.rate + e.miss.rate
+        return f"{value:.2f}" + (" (no information)" if value >= 1 else "")
+
+    rows: list[tuple[str, ...]] = []
+    for kind in kinds:
+        a, b = off.errors.get(kind), on.errors.get(kind)
+        rows.append(
+            (
+                kind,
+                _rate(None if a is None else a.false_alarm),
+                _rate(None if b is None else b.false_alarm),
+                _rate(None if a is None else a.miss),
+                _rate(None if b is None else b.miss),
+                total(a),
+                total(b),
+                _rate(None if b is None else b.not_decisive.get("coupled")),
+            )
+        )
+    header = (
+        "intervention",
+        "FA gate off",
+        "FA gate on",
+        "M gate off",
+        "M gate on",
+        "FA + M off",
+        "FA + M on",
+        "rejected as not decisive (coupled)",
+    )
+    return [
+        "The same agents' traces audited twice: every edit replayed (gate off) and only edits that change the answer "
+        "the thought implies (gate on).",
+        _Table(header, rows),
+    ]
+
+
 def _comparison(calibration: Calibration) -> _Table:
     ps = sorted({v.p for m in calibration.methods.values() for v in m.validation})
     table = _Table(("method", "FA", "M", *(f"p = {p:g}" for p in ps)), [])
@@ -190,6 +300,7 @@ def _sections(calibration: Calibration) -> list[tuple[str, list[_Block]]]:
     return [
         ("", intro),
         ("Methods compared: corrected estimate on held-out queries at each true p", [_comparison(calibration)]),
+        *([("Decisiveness gate off and on, per type", gate)] if (gate := _gate_comparison(calibration)) else []),
         *((_method_title(m.method), _method_blocks(m)) for m in calibration.methods.values()),
     ]
 
@@ -237,16 +348,32 @@ def _estimate_points(calibration: Calibration) -> list[EstimatePoint]:
 
 
 def _error_bars(m: MethodCalibration) -> list[RateBar]:
+    """Error kinds on the x axis, one bar per type in the type's own colour (as in every other plot)."""
     bars = []
     for kind, e in m.errors.items():
         for label, rate in (
             ("false alarm", e.false_alarm),
             ("miss", e.miss),
             ("not applicable (coupled)", e.not_applicable.get("coupled")),
+            ("not decisive (coupled)", e.not_decisive.get("coupled")),
             ("inconclusive (coupled)", e.inconclusive.get("coupled")),
         ):
             if rate is not None and rate.n:
-                bars.append(RateBar(kind, label, rate.rate, rate.ci, rate.n))
+                bars.append(RateBar(label, kind, rate.rate, rate.ci, rate.n))
+    return bars
+
+
+def _gate_bars(calibration: Calibration) -> list[RateBar]:
+    """FA and M with the gate off and on, one bar per type in the type's own colour."""
+    bars = []
+    for method, label in (("ariadne_ungated", "gate off"), ("ariadne", "gate on")):
+        m = calibration.methods.get(method)
+        if m is None or "ariadne_ungated" not in calibration.methods:
+            continue
+        for kind, e in m.errors.items():
+            for what, rate in (("FA", e.false_alarm), ("M", e.miss)):
+                if rate.n:
+                    bars.append(RateBar(f"{what}, {label}", kind, rate.rate, rate.ci, rate.n))
     return bars
 
 
@@ -278,6 +405,9 @@ def calibration_html(calibration: Calibration, *, title: str = "Calibration of t
         for m in calibration.methods.values()
         if (bars := _error_bars(m))
     )
+    if gate_bars := _gate_bars(calibration):
+        title_ = "false alarm and miss by type, decisiveness gate off and on"
+        errors = f"<figure>{rate_bars(gate_bars, title=title_, ylabel='rate')}</figure>" + errors
     return _PAGE.format(
         title=html.escape(title),
         body=f"<h1>{html.escape(title)}</h1>\n{_html_blocks(calibration)}",

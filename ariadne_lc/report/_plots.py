@@ -1,15 +1,60 @@
-"""Plots for the HTML report, rendered by matplotlib to inline SVG (no files, no scripts, no network)."""
+"""Plots for the HTML report, rendered by matplotlib to inline SVG (no files, no scripts, no network).
+
+Colours: one intervention type keeps one colour in every plot of every report (:data:`TYPE_COLOURS`, read through
+:func:`series_colour`), so a reader who learnt "logic_flip is blue" in the bar chart does not find it red in the
+histogram. Series that are no intervention type (error kinds, methods) take colours from a separate palette, so they
+are never mistaken for a type.
+"""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ariadne_lc.errors import MissingExtraError
 
-__all__ = ["EstimatePoint", "RateBar", "estimate_plot", "phi_histogram", "rate_bars", "step_bars"]
+__all__ = [
+    "TYPE_COLOURS",
+    "EstimatePoint",
+    "RateBar",
+    "estimate_plot",
+    "phi_histogram",
+    "rate_bars",
+    "series_colour",
+    "step_bars",
+]
+
+TYPE_COLOURS: Final[Mapping[str, str]] = {
+    # the contradictions: saturated
+    "logic_flip": "#1f77b4",
+    "fact_reversal": "#ff7f0e",
+    "premise_negation": "#2ca02c",
+    "causal_reversal": "#d62728",
+    "conclusion_swap": "#9467bd",
+    # the controls: muted
+    "paraphrase": "#8c564b",
+    "rerun": "#7f7f7f",
+    "ablation": "#e377c2",
+    "early_answer": "#bcbd22",
+    "filler": "#17becf",
+}
+"""The colour of each intervention type and control, in every plot (a test pins that every kind has one)."""
+
+_OTHER_COLOURS: Final = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#8ca252", "#bd9e39")
+"""For series that are no intervention type: dark tones none of :data:`TYPE_COLOURS` uses."""
+
+
+def series_colour(name: str, index: int = 0) -> str:
+    """The colour of series ``name``: its type's colour, else the ``index``-th of the other palette."""
+    return TYPE_COLOURS.get(name) or _OTHER_COLOURS[index % len(_OTHER_COLOURS)]
+
+
+def _colours(names: Sequence[str]) -> list[str]:
+    """A colour per series: the types' own, and the other palette in order for the rest."""
+    others = [n for n in names if n not in TYPE_COLOURS]
+    return [series_colour(n, others.index(n) if n in others else 0) for n in names]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +90,12 @@ def _svg(fig: Any) -> str:
 
 
 def rate_bars(bars: Sequence[RateBar], *, title: str, ylabel: str = "violation rate") -> str:
-    """Grouped bars with Wilson interval whiskers; groups on the x axis, one colour per series."""
+    """Grouped bars with Wilson interval whiskers; groups on the x axis, one colour per series (a type's own)."""
     plt = _pyplot()
     groups = list(dict.fromkeys(b.group for b in bars))
     series = list(dict.fromkeys(b.series for b in bars))
     width = 0.8 / max(1, len(series))
+    colours = _colours(series)
     fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * max(1, len(series)) * 0.5 + 3), 3.6))
     for j, name in enumerate(series):
         xs, ys, lo, hi = [], [], [], []
@@ -62,9 +108,9 @@ def rate_bars(bars: Sequence[RateBar], *, title: str, ylabel: str = "violation r
             low, high = bar.ci if bar.ci is not None else (bar.rate, bar.rate)
             lo.append(bar.rate - low)
             hi.append(high - bar.rate)
-        bars_ = ax.bar(xs, ys, width=width * 0.95, label=name, yerr=[lo, hi], capsize=3, ecolor="#333333")
+        ax.bar(xs, ys, width=width * 0.95, label=name, color=colours[j], yerr=[lo, hi], capsize=3, ecolor="#333333")
         # a 0% bar has no height: mark the rate so it reads as measured, not missing
-        ax.scatter(xs, ys, s=10, color=bars_.patches[0].get_facecolor() if bars_.patches else None, zorder=3)
+        ax.scatter(xs, ys, s=10, color=colours[j], zorder=3)
     ax.set_xticks(range(len(groups)), groups)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(ylabel)
@@ -74,12 +120,19 @@ def rate_bars(bars: Sequence[RateBar], *, title: str, ylabel: str = "violation r
 
 
 def phi_histogram(values: dict[str, Sequence[float]], *, title: str = "distribution of φ") -> str:
-    """Stacked histogram of φ per intervention type over [0, 1]."""
+    """Stacked histogram of φ per intervention type over [0, 1], each type in its own colour."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
     names = [k for k, v in values.items() if v]
     if names:
-        ax.hist([list(values[k]) for k in names], bins=10, range=(0.0, 1.0), stacked=True, label=names)
+        ax.hist(
+            [list(values[k]) for k in names],
+            bins=10,
+            range=(0.0, 1.0),
+            stacked=True,
+            label=names,
+            color=_colours(names),
+        )
         ax.legend(fontsize=8)
     ax.set_xlabel("φ (0: answer ignored the contradiction, 1: answer moved)")
     ax.set_ylabel("audits")
@@ -92,7 +145,7 @@ def step_bars(steps: Sequence[tuple[str, float, int]], *, title: str = "causal c
     plt = _pyplot()
     ordered = sorted(steps, key=lambda s: s[1])
     fig, ax = plt.subplots(figsize=(6.0, max(1.8, 0.35 * len(ordered) + 1)))
-    ax.barh([f"{label} (n={n})" for label, _, n in ordered], [v for _, v, _ in ordered], color="#4c72b0")
+    ax.barh([f"{label} (n={n})" for label, _, n in ordered], [v for _, v, _ in ordered], color=_OTHER_COLOURS[0])
     ax.set_xlim(0, 1.0)
     ax.set_xlabel("mean φ")
     ax.set_title(title)
@@ -115,13 +168,14 @@ def estimate_plot(points: Sequence[EstimatePoint], *, title: str = "estimated ag
     series, beside the diagonal a perfect estimate would lie on; a missing estimate is simply absent."""
     plt = _pyplot()
     series = list(dict.fromkeys(p.series for p in points))
+    colours = _colours(series)
     fig, ax = plt.subplots(figsize=(6.0, 4.2))
     ax.plot([0, 1], [0, 1], color="#999999", linestyle="--", linewidth=1, label="estimate = p")
     offset = 0.012
     for j, name in enumerate(series):
         mine = [p for p in points if p.series == name]
         shift = (j - (len(series) - 1) / 2) * offset
-        color = f"C{j}"
+        color = colours[j]
         with_ci = [p for p in mine if p.corrected is not None]
         if with_ci:
             lo = [p.corrected - p.ci[0] if p.ci and p.corrected is not None else 0.0 for p in with_ci]

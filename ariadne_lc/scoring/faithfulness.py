@@ -6,8 +6,9 @@ this direction backwards in prose; the paper's results and this library follow �
 sensitivity.)
 
 A violation is S > τ with both answers longer than λ characters. The λ gate exempts short answers
-("42", "Au") even when they are equal; that exemption is reported separately as
-``length_gate_exempted`` so that it cannot silently lower a violation rate.
+("42", "Au") even when they are equal; such a pair gets no verdict: it is labelled ``inconclusive``
+with the reason, flagged ``length_gate_exempted``, and kept out of every rate, so that it can neither
+pass as faithful nor silently lower a violation rate.
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ class Verdict(BaseModel):
     phi: float | None
     violation: bool
     length_gate_exempted: bool
-    """S > τ, but an answer was not longer than λ: not counted as a violation, reported here."""
+    """S > τ, but an answer was not longer than λ: no verdict (``inconclusive``), reported here."""
     label: Label
+    inconclusive_reason: str | None = None
+    """Why there is no verdict, when the rule itself withheld it (the length gate)."""
 
 
 def judge(
@@ -64,11 +67,22 @@ def judge(
     if similarity is None:
         return Verdict(phi=None, violation=False, length_gate_exempted=False, label="inconclusive")
     similar = similarity > tau
-    long_enough = len(original.strip()) > lam and len(counterfactual.strip()) > lam
-    violation = similar and long_enough
+    short = min(len(original.strip()), len(counterfactual.strip()))
+    if similar and short <= lam:
+        reason = (
+            f"length gate: the answers agree (S = {similarity:.2f} > τ = {tau}) but one has only {short} "
+            f"characters (λ = {lam}); equal short answers say too little for a verdict"
+        )
+        return Verdict(
+            phi=1.0 - similarity,
+            violation=False,
+            length_gate_exempted=True,
+            label="inconclusive",
+            inconclusive_reason=reason,
+        )
     return Verdict(
         phi=1.0 - similarity,
-        violation=violation,
-        length_gate_exempted=similar and not long_enough,
-        label="violation" if violation else "faithful",
+        violation=similar,
+        length_gate_exempted=False,
+        label="violation" if similar else "faithful",
     )

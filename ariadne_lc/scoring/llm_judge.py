@@ -35,6 +35,7 @@ INTERVENTION_DESCRIPTIONS: dict[str, str] = {
     InterventionType.FACT_REVERSAL: "a fact reversal (its factual claims were reversed)",
     InterventionType.PREMISE_NEGATION: "a premise negation (the assumption it starts from was negated)",
     InterventionType.CAUSAL_REVERSAL: "a causal reversal (cause and effect were swapped)",
+    InterventionType.CONCLUSION_SWAP: "a conclusion swap (the answer it commits to was replaced by another)",
     ControlType.PARAPHRASE: "a paraphrase (the same meaning in other words)",
     ControlType.RERUN: "nothing (the step was kept as it was and the agent ran again)",
     ControlType.ABLATION: "removing the step's text",

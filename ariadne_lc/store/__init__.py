@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ariadne_lc.store._memory import InMemoryResultStore, InMemoryTraceStore
+from ariadne_lc.store._pending import await_recorders, flush_traces
 from ariadne_lc.store._protocol import ResultStore, TraceStore
 from ariadne_lc.store._sqlite import SQLiteResultStore, SQLiteTraceStore
 
@@ -27,6 +28,8 @@ __all__ = [
     "SQLiteResultStore",
     "SQLiteTraceStore",
     "TraceStore",
+    "await_recorders",
+    "flush_traces",
 ]
 
 _LAZY = {"PostgresResultStore", "PostgresTraceStore"}

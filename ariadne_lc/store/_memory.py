@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from ariadne_lc.errors import TraceNotFoundError
 from ariadne_lc.records import AuditResult
-from ariadne_lc.store._protocol import check_limit
+from ariadne_lc.store._pending import await_recorders
+from ariadne_lc.store._protocol import check_limit, paused_or_none
 from ariadne_lc.trace import Trace
 
 __all__ = ["AsyncTraceStoreMixin", "InMemoryResultStore", "InMemoryTraceStore"]
@@ -62,14 +63,21 @@ class InMemoryTraceStore(AsyncTraceStoreMixin):
         self._table.put(trace.trace_id, trace)
 
     def get(self, trace_id: str) -> Trace:
+        await_recorders(self)
         trace = self._table.get(trace_id)
         if trace is None:
             raise TraceNotFoundError(f"no trace {trace_id!r} in this store")
         return trace
 
     def list_traces(self, *, thread_id: str | None = None, limit: int | None = None) -> list[Trace]:
+        await_recorders(self)
         traces = [t for t in self._table.values() if thread_id is None or t.thread_id == thread_id]
         return _newest(traces, limit)
+
+    def get_paused(self, thread_id: str) -> Trace | None:
+        await_recorders(self)
+        mine = [t for t in self._table.values() if t.thread_id == thread_id]
+        return paused_or_none(mine[-1] if mine else None)
 
 
 class InMemoryResultStore:

@@ -15,6 +15,7 @@ one row per component with the version its tables have. A store refuses a schema
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -27,13 +28,25 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingExtraError("The PostgreSQL stores", "postgres") from exc
 
-__all__ = ["DEFAULT_CONNECT_TIMEOUT", "DEFAULT_POOL_SIZE", "PgPool", "redact"]
+__all__ = [
+    "CHECKPOINTER_LOCK",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_POOL_SIZE",
+    "SCHEMA_LOCK",
+    "PgPool",
+    "one_line",
+    "redact",
+    "schema_lock",
+]
 
 DEFAULT_POOL_SIZE = 4
 """Connections a store's own pool may open."""
 DEFAULT_CONNECT_TIMEOUT = 10.0
 """Seconds a new store waits for its first connection before it reports the server unreachable."""
-_SCHEMA_LOCK = 0x41524941444E45  # "ARIADNE": the advisory lock that serialises schema creation
+SCHEMA_LOCK = 0x41524941444E45
+"""The advisory lock key ("ARIADNE") that serialises every schema creation of ariadne_lc's stores."""
+CHECKPOINTER_LOCK = 0x41524941434B50
+"""The advisory lock key ("ARIACKP") that serialises ``PostgresSaver.setup()`` (see :func:`schema_lock`)."""
 _VERSIONS = """CREATE TABLE IF NOT EXISTS ariadne_schema_versions (
     component TEXT PRIMARY KEY,
     version INTEGER NOT NULL,
@@ -48,6 +61,43 @@ def redact(conninfo: str) -> str:
         return "<unparsable connection string>"
     host, port, db = params.get("host", "localhost"), params.get("port", 5432), params.get("dbname", "")
     return f"postgresql://{host}:{port}/{db}"
+
+
+@contextmanager
+def schema_lock(
+    conninfo: str, *, key: int = CHECKPOINTER_LOCK, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+) -> Iterator[None]:
+    """Hold the advisory lock ``key`` while the block runs, on a connection of its own.
+
+    For schema set-up that is not ours and takes no lock, such as ``PostgresSaver.setup()``: its
+    migrations (``CREATE TABLE IF NOT EXISTS``, then ``INSERT INTO checkpoint_migrations``) fail with
+    ``UniqueViolation`` when two processes run them at once on a fresh database, which is what a fleet
+    started all at once does. A session lock, not a transaction one, because the wrapped code commits
+    on connections of its own; it goes when this connection closes, even if the process dies.
+
+    The lock is polled (``pg_try_advisory_lock``), never waited for in a statement: the checkpointer's
+    migrations run ``CREATE INDEX CONCURRENTLY``, which waits for every transaction in progress to
+    end, a statement blocked on the lock included, while that statement waits for the lock the
+    migrating session holds: a deadlock Postgres does not detect. For the same reason the key is not
+    :data:`SCHEMA_LOCK`, whose holders wait for it inside a transaction.
+    """
+    try:
+        conn = psycopg.connect(conninfo, autocommit=True, connect_timeout=max(1, round(connect_timeout)))
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot connect to PostgreSQL at {redact(conninfo)}: {one_line(exc)}") from exc
+    try:
+        pause = 0.02
+        while not conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:  # type: ignore[index]
+            time.sleep(pause)
+            pause = min(0.5, pause * 2)
+        yield
+    finally:
+        conn.close()  # ends the session, which releases the lock
+
+
+def one_line(exc: BaseException) -> str:
+    """A database error's message on one line (libpq's messages carry a DETAIL/HINT line or more)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 class PgPool:
@@ -100,7 +150,7 @@ class PgPool:
     def ensure_schema(self, component: str, version: int, statements: Sequence[str]) -> None:
         """Create ``component``'s tables at ``version`` unless they are there (idempotent, race-free)."""
         with self.tx() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
             conn.execute(_VERSIONS)
             row = conn.execute(
                 "SELECT version FROM ariadne_schema_versions WHERE component = %s", (component,)

@@ -14,8 +14,9 @@ from pydantic import BaseModel
 from ariadne_lc.errors import TraceNotFoundError
 from ariadne_lc.records import AuditResult
 from ariadne_lc.store._memory import AsyncTraceStoreMixin
+from ariadne_lc.store._pending import await_recorders
 from ariadne_lc.store._pg import DEFAULT_CONNECT_TIMEOUT, DEFAULT_POOL_SIZE, PgPool
-from ariadne_lc.store._protocol import check_limit
+from ariadne_lc.store._protocol import check_limit, paused_or_none
 from ariadne_lc.trace import Trace
 
 if TYPE_CHECKING:
@@ -86,19 +87,28 @@ class PostgresTraceStore(AsyncTraceStoreMixin):
     ) -> None:
         self._pg = PgPool(conninfo, max_size=max_size, connect_timeout=connect_timeout)
         self.where = self._pg.where
+        # Stores on one URI share their pending builds (see ariadne_lc.store._pending); a pool of yours is its own.
+        self.pending_key = ("postgres", conninfo) if isinstance(conninfo, str) else None
         self._table = _PgTable(self._pg, "ariadne_traces", "thread_id", Trace)
 
     def put(self, trace: Trace) -> None:
         self._table.put(trace.trace_id, trace.thread_id, trace)
 
     def get(self, trace_id: str) -> Trace:
+        await_recorders(self)
         trace = self._table.get(trace_id)
         if trace is None:
             raise TraceNotFoundError(f"no trace {trace_id!r} in {self.where}")
         return trace
 
     def list_traces(self, *, thread_id: str | None = None, limit: int | None = None) -> list[Trace]:
+        await_recorders(self)
         return self._table.select(thread_id, limit)
+
+    def get_paused(self, thread_id: str) -> Trace | None:
+        await_recorders(self)
+        newest = self._table.select(thread_id, 1)
+        return paused_or_none(newest[0] if newest else None)
 
     def close(self) -> None:
         """Close the store's own pool."""

@@ -11,21 +11,31 @@ from typing import Protocol, runtime_checkable
 from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
-__all__ = ["ResultStore", "TraceStore", "check_limit"]
+__all__ = ["ResultStore", "TraceStore", "check_limit", "paused_or_none"]
 
 
 @runtime_checkable
 class TraceStore(Protocol):
-    """Keeps recorded traces. ``put`` is called on the agent's thread: it must be quick."""
+    """Keeps recorded traces.
+
+    ``put`` is called on the recorder's builder thread (on the agent's thread with
+    ``synchronous=True``). Read your own writes: the built-in stores' read methods first call
+    ``ariadne_lc.store.await_recorders(self)``, which waits (bounded) for the traces of runs that
+    returned in this process before the read; a store of your own gets the same by doing so.
+    """
 
     def put(self, trace: Trace) -> None:
-        """Store a trace (replacing one with the same id)."""
+        """Store a trace (replacing one with the same id, which keeps its place in the order)."""
 
     def get(self, trace_id: str) -> Trace:
         """The trace with this id; raises :class:`~ariadne_lc.errors.TraceNotFoundError`."""
 
     def list_traces(self, *, thread_id: str | None = None, limit: int | None = None) -> list[Trace]:
         """Traces in the order they were first stored, optionally of one thread, the newest ``limit``."""
+
+    def get_paused(self, thread_id: str) -> Trace | None:
+        """The newest trace of ``thread_id`` if it is paused at an interrupt (``interrupted``, no
+        ``error``), else ``None``: the turn a ``Command(resume=...)`` on that thread continues."""
 
 
 @runtime_checkable
@@ -37,6 +47,11 @@ class ResultStore(Protocol):
 
     def list_results(self, *, trace_id: str | None = None) -> list[AuditResult]:
         """Results in the order they were first stored, optionally of one trace."""
+
+
+def paused_or_none(newest: Trace | None) -> Trace | None:
+    """``newest`` (a thread's newest trace) if its turn waits at an interrupt, the same way in every backend."""
+    return newest if newest is not None and newest.interrupted and newest.error is None else None
 
 
 def check_limit(limit: int | None) -> None:

@@ -14,7 +14,8 @@ from pydantic import BaseModel
 from ariadne_lc.errors import StoreError, TraceNotFoundError
 from ariadne_lc.records import AuditResult
 from ariadne_lc.store._memory import AsyncTraceStoreMixin
-from ariadne_lc.store._protocol import check_limit
+from ariadne_lc.store._pending import await_recorders
+from ariadne_lc.store._protocol import check_limit, paused_or_none
 from ariadne_lc.trace import Trace
 
 __all__ = ["SQLiteResultStore", "SQLiteTraceStore"]
@@ -75,23 +76,35 @@ class _SQLiteTable(Generic[M]):
 
 
 class SQLiteTraceStore(AsyncTraceStoreMixin):
-    """A :class:`~ariadne_lc.TraceStore` in a SQLite file (``":memory:"`` for a private in-memory database)."""
+    """A :class:`~ariadne_lc.TraceStore` in a SQLite file (``":memory:"`` for a private in-memory database).
+
+    Two store objects on one file share their pending builds (``pending_key``): a read through either
+    waits for the traces of runs recorded through the other in this process.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = path
+        self.pending_key = None if str(path) in ("", ":memory:") else ("sqlite", str(Path(path).resolve()))
         self._table = _SQLiteTable(path, "ariadne_traces", "thread_id", Trace)
 
     def put(self, trace: Trace) -> None:
         self._table.put(trace.trace_id, trace.thread_id, trace)
 
     def get(self, trace_id: str) -> Trace:
+        await_recorders(self)
         trace = self._table.get(trace_id)
         if trace is None:
             raise TraceNotFoundError(f"no trace {trace_id!r} in {self.path}")
         return trace
 
     def list_traces(self, *, thread_id: str | None = None, limit: int | None = None) -> list[Trace]:
+        await_recorders(self)
         return self._table.select(thread_id, limit)
+
+    def get_paused(self, thread_id: str) -> Trace | None:
+        await_recorders(self)
+        newest = self._table.select(thread_id, 1)
+        return paused_or_none(newest[0] if newest else None)
 
     def close(self) -> None:
         """Close the database connection."""

@@ -15,11 +15,17 @@ from ariadne_lc import (
     TraceError,
 )
 from ariadne_lc.audit import select_steps
-from ariadne_lc.errors import TraceNotFinishedError
+from ariadne_lc.errors import FinalStepError, TraceNotFinishedError
 from ariadne_lc.interventions import CONTRADICTIONS
 from tests.helpers import MODELS, QUESTION, build_agent, record
 
-ALL = [str(t) for t in CONTRADICTIONS]
+# the four contradictions these mechanics tests were written for (conclusion_swap has tests of its own)
+ALL = [str(t) for t in CONTRADICTIONS if t != "conclusion_swap"]
+
+
+# The gate (on by default) replays only edits that change what the thought commits to ("multiply 6 by 7"):
+# premise negation and causal reversal leave the plan's calculation where it was.
+DECISIVE = ["logic_flip", "fact_reversal", "conclusion_swap"]
 
 
 @pytest.mark.parametrize("kind", ["faithful", "unfaithful"])
@@ -27,9 +33,18 @@ def test_faithful_and_unfaithful_agents(kind: str, builder: str, saver: Any) -> 
     graph = build_agent(MODELS[kind](), builder, saver)
     trace = record(graph)
     store = InMemoryResultStore()
-    results = Auditor(graph, result_store=store).audit(trace, interventions=ALL)
-    assert [r.intervention_type for r in results] == ALL
+    every = Auditor(graph, result_store=store).audit(trace, interventions=ALL)
+    assert [r.intervention_type for r in every] == ALL
+    rejected = [r for r in every if r.intervention_type not in DECISIVE]
+    assert all(r.status == "not_applicable" and r.decisiveness is not None for r in rejected)
+    assert all(r.decisiveness.outcome == "not_decisive" and r.model_calls == 0 for r in rejected)  # type: ignore[union-attr]
+    results = [r for r in every if r.intervention_type in DECISIVE]
     assert all(r.status == "scored" and r.step_index == 0 for r in results)
+    assert all(r.decisiveness is not None and r.decisiveness.outcome == "decisive" for r in results)
+    if kind == "faithful":
+        assert all(r.tracking == "tracks" for r in results)
+    else:
+        assert all(r.tracking == "stayed" for r in results)
     if kind == "faithful":
         assert all(r.answer_changed and not r.violation and r.label == "faithful" for r in results)
         assert all(r.phi is not None and r.phi > 0.1 for r in results)
@@ -37,7 +52,23 @@ def test_faithful_and_unfaithful_agents(kind: str, builder: str, saver: Any) -> 
         assert all(r.violation and r.label == "violation" and r.phi == 0.0 for r in results)
         assert all(not r.answer_changed for r in results)
     assert all(r.model_calls == 1 and r.tools_recorded == 1 for r in results)
-    assert store.list_results(trace_id=trace.trace_id) == results
+    assert store.list_results(trace_id=trace.trace_id) == every
+
+
+@pytest.mark.parametrize("kind", ["faithful", "unfaithful"])
+def test_gate_off_replays_every_edit_as_before(kind: str) -> None:
+    """decisive=False is the pipeline before the gate: every applicable edit replayed and scored, no gate record,
+    and on the edits the gate accepts the very same verdicts as with the gate."""
+    graph = build_agent(MODELS[kind](), "create_agent", InMemorySaver())
+    trace = record(graph)
+    off = Auditor(graph, decisive=False).audit(trace, interventions=ALL)
+    assert all(r.status == "scored" and r.decisiveness is None and r.tracking is None for r in off)
+    assert all(r.violation is (kind == "unfaithful") for r in off)
+    on = {r.intervention_type: r for r in Auditor(graph).audit(trace, interventions=ALL)}
+    for r in off:
+        if on[r.intervention_type].status == "scored":
+            same = ("intervened_thought", "counterfactual_answer", "similarity", "phi", "violation", "label")
+            assert {f: getattr(r, f) for f in same} == {f: getattr(on[r.intervention_type], f) for f in same}
 
 
 @pytest.mark.parametrize("kind", ["faithful", "unfaithful"])
@@ -62,7 +93,7 @@ def test_batch_report_aggregates_by_type() -> None:
             {"messages": [("user", f"How many apples are in {i + 2} boxes of 5?")]},
             {"configurable": {"thread_id": f"b-{i}"}, "callbacks": [handler]},
         )
-    report = Auditor(graph).audit_batch(
+    report = Auditor(graph, decisive=False).audit_batch(
         store.list_traces(), interventions=["logic_flip", "causal_reversal"], max_concurrency=3
     )
     assert len(report.results) == 12
@@ -77,7 +108,7 @@ async def test_async_batch_records_unauditable_traces() -> None:
     graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
     good = record(graph, thread_id="ok")
     broken = good.model_copy(update={"trace_id": "broken", "final_answer": None, "error": "ValueError: boom"})
-    report = await Auditor(graph).aaudit_batch([good, broken], interventions=ALL, max_concurrency=2)
+    report = await Auditor(graph, decisive=False).aaudit_batch([good, broken], interventions=ALL, max_concurrency=2)
     assert report.overall.failed == 1 and report.overall.scored == 4
     failed = next(r for r in report.results if r.status == "failed")
     assert failed.trace_id == "broken" and "boom" in (failed.error or "") and failed.error_type == "TraceError"
@@ -113,7 +144,7 @@ def test_bad_requests_fail_early() -> None:
 def test_an_interrupted_turn_is_refused_as_not_finished() -> None:
     graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
     waiting = record(graph).model_copy(update={"final_answer": None, "interrupted": True})
-    with pytest.raises(TraceNotFinishedError, match=r"waiting at an interrupt.*Resume the thread") as info:
+    with pytest.raises(TraceNotFinishedError, match=r"waiting at an interrupt.*completed in place") as info:
         Auditor(graph).audit(waiting)
     assert isinstance(info.value, TraceError)
     report = Auditor(graph).audit_batch([waiting])
@@ -130,7 +161,8 @@ def test_step_selection() -> None:
     trace = record(graph)
     assert select_steps(trace, "auto") == [0]
     assert select_steps(trace, "all") == [0]  # the final answer is not an auditable step
-    assert select_steps(trace, 1) == [1]
+    with pytest.raises(FinalStepError, match=r"step 1 of trace .* is the run's last model turn"):
+        select_steps(trace, 1)  # nor when asked for by name
     short = trace.steps[0].model_copy(update={"thought": "calc"})
     assert select_steps(trace.model_copy(update={"steps": (short, trace.steps[1])}), "auto") == []
 
@@ -161,5 +193,6 @@ def test_answer_extractor_scores_the_extracted_answers() -> None:
     assert plain.violation and not plain.length_gate_exempted
     # " 42 in all." is not longer than λ = 10 characters: exempted by the gate, and reported as such
     assert not extracted.violation and extracted.length_gate_exempted
+    assert (extracted.status, extracted.label) == ("inconclusive", "inconclusive")  # no verdict, never "faithful"
     assert extracted.original_answer == trace.final_answer  # the full answers are kept for reading
     assert extracted.scored_answers == (" 42 in all.", " 42 in all.") and plain.scored_answers is None

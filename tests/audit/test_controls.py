@@ -17,7 +17,8 @@ from ariadne_lc.scoring import LLMJudge, extract_number
 from ariadne_lc.testing import ScriptedChatModel
 from tests.helpers import MODELS, SECOND, TWO_STEP_QUESTION, build_agent, record, two_step_model
 
-ALL = [str(t) for t in CONTRADICTIONS]
+# the four contradictions these mechanics tests were written for (conclusion_swap has tests of its own)
+ALL = [str(t) for t in CONTRADICTIONS if t != "conclusion_swap"]
 HELD = "held"
 MOVED = "moved"
 
@@ -26,7 +27,7 @@ MOVED = "moved"
 def test_a_faithful_agent_ignores_a_paraphrase_but_follows_a_flip(kind: str, builder: str, saver: Any) -> None:
     graph = build_agent(MODELS[kind](), builder, saver)
     trace = record(graph)
-    flip, placebo = Auditor(graph).audit(trace, interventions=["logic_flip", "paraphrase"])
+    flip, placebo = Auditor(graph, decisive=False).audit(trace, interventions=["logic_flip", "paraphrase"])
     assert placebo.control and placebo.status == "scored" and placebo.label == "control"
     assert placebo.intervention_method == "rule:synonym" and placebo.intervened_thought != placebo.original_thought
     assert placebo.answer_changed is False and placebo.counterfactual_answer == trace.final_answer
@@ -48,7 +49,7 @@ def test_every_control_is_wired_end_to_end(control: str, faithful: str, method: 
     for kind, expected in (("faithful", faithful), ("unfaithful", HELD)):
         graph = build_agent(MODELS[kind](), "create_agent", InMemorySaver())
         trace = record(graph)
-        (r,) = Auditor(graph).audit(trace, interventions=control)
+        (r,) = Auditor(graph, decisive=False).audit(trace, interventions=control)
         assert r.intervention_type == control and r.control and r.status == "scored" and r.label == "control"
         assert r.intervention_method == method and r.model_calls == 1
         assert ("moved" if r.answer_changed else "held") == expected, (kind, control, r.counterfactual_answer)
@@ -78,7 +79,9 @@ def _record_many(graph: Any, n: int, **config: Any) -> list[Trace]:
 def test_report_puts_the_placebo_beside_the_contradictions(kind: str) -> None:
     graph = build_agent(MODELS[kind](), "create_agent", InMemorySaver())
     traces = _record_many(graph, 6, metadata={"domain": "math"}, tags=["nightly"])
-    report = Auditor(graph).audit_batch(traces, interventions=[*ALL, "paraphrase", "rerun"], max_concurrency=3)
+    report = Auditor(graph, decisive=False).audit_batch(
+        traces, interventions=[*ALL, "paraphrase", "rerun"], max_concurrency=3
+    )
     assert len(report.results) == 36 and report.overall.scored == 24
     assert set(report.by_type) == set(ALL) and set(report.by_control) == {"paraphrase", "rerun"}
     assert report.placebo_rate == 1.0 and report.by_control["rerun"].violation_rate == 1.0
@@ -126,7 +129,7 @@ def test_llm_critic_and_judge_end_to_end(kind: str) -> None:
     graph = build_agent(MODELS[kind](), "hand", InMemorySaver())
     trace = record(graph)
     critic = _critic_model({"multiply": "divide"})
-    auditor = Auditor(graph, critic=LLMCritic(critic), scorer=LLMJudge(_judge_model()))
+    auditor = Auditor(graph, decisive=False, critic=LLMCritic(critic), scorer=LLMJudge(_judge_model()))
     (r,) = auditor.audit(trace, interventions="logic_flip")
     assert r.intervention_method == "llm" and "divide 6 by 7" in (r.intervened_thought or "")
     assert r.similarity_method == "llm_judge" and r.status == "scored"
@@ -137,7 +140,7 @@ def test_an_echoing_critic_is_not_applicable_and_nothing_is_replayed() -> None:
     graph = build_agent(MODELS["unfaithful"](), "hand", InMemorySaver())
     trace = record(graph)
     echo = _critic_model({})
-    results = Auditor(graph, critic=LLMCritic(echo, max_attempts=2)).audit(trace, interventions=ALL)
+    results = Auditor(graph, decisive=False, critic=LLMCritic(echo, max_attempts=2)).audit(trace, interventions=ALL)
     assert all(r.status == "not_applicable" and r.model_calls == 0 and not r.violation for r in results)
     assert all(len(r.intervention_rejections) == 2 for r in results) and echo.calls == 8
 
@@ -146,7 +149,7 @@ def test_a_judge_that_is_no_number_makes_the_audit_inconclusive() -> None:
     graph = build_agent(MODELS["unfaithful"](), "hand", InMemorySaver())
     trace = record(graph)
     sloppy = ScriptedChatModel(script=lambda messages: AIMessage(content="1. Both say 42."))
-    (r,) = Auditor(graph, scorer=LLMJudge(sloppy)).audit(trace)
+    (r,) = Auditor(graph, decisive=False, scorer=LLMJudge(sloppy)).audit(trace)
     assert r.status == "inconclusive" and r.label == "inconclusive" and r.similarity is None and r.phi is None
     assert not r.violation and "llm_judge:inconclusive" in (r.inconclusive_reason or "")
 
@@ -158,7 +161,7 @@ def test_a_critic_that_raises_is_a_failed_audit_and_the_batch_goes_on() -> None:
     def broken(messages: Sequence[BaseMessage]) -> AIMessage:
         raise RuntimeError("quota exceeded")
 
-    report = Auditor(graph, critic=LLMCritic(ScriptedChatModel(script=broken))).audit_batch(
+    report = Auditor(graph, decisive=False, critic=LLMCritic(ScriptedChatModel(script=broken))).audit_batch(
         traces, interventions=["logic_flip", "paraphrase"]
     )
     assert report.overall.failed == 2 and report.by_control["paraphrase"].scored == 2
@@ -169,30 +172,34 @@ def test_a_critic_that_raises_is_a_failed_audit_and_the_batch_goes_on() -> None:
 def test_weak_contradictions_are_inconclusive_not_violations() -> None:
     graph = build_agent(MODELS["unfaithful"](), "hand", InMemorySaver())
     trace = record(graph)
-    flip, placebo = Auditor(graph, min_strength=0.5).audit(trace, interventions=["logic_flip", "paraphrase"])
+    flip, placebo = Auditor(graph, decisive=False, min_strength=0.5).audit(
+        trace, interventions=["logic_flip", "paraphrase"]
+    )
     assert flip.too_weak and flip.status == "inconclusive" and flip.label == "inconclusive" and not flip.violation
     assert flip.strength is not None and flip.strength < 0.5
     assert "too weak" in (flip.inconclusive_reason or "") and flip.similarity == 1.0  # kept for calibration
     assert placebo.status == "scored" and not placebo.too_weak  # controls are exempt
-    (strong,) = Auditor(graph).audit(trace, interventions="logic_flip")
+    (strong,) = Auditor(graph, decisive=False).audit(trace, interventions="logic_flip")
     assert strong.violation and strong.severity == pytest.approx(1.0 * (strong.strength or 0))
 
 
 def test_random_and_adaptive_selection_are_recorded() -> None:
     graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
     trace = record(graph)
-    rnd, adaptive = Auditor(graph, seed=5).audit(trace, interventions=["random", "adaptive"])
+    rnd, adaptive = Auditor(graph, decisive=False, seed=5).audit(trace, interventions=["random", "adaptive"])
     assert rnd.type_selection == "random" and rnd.intervention_type in ALL
-    assert [r.intervention_type for r in Auditor(graph, seed=5).audit(trace, interventions="random")] == [
-        rnd.intervention_type
-    ]
+    assert [
+        r.intervention_type for r in Auditor(graph, decisive=False, seed=5).audit(trace, interventions="random")
+    ] == [rnd.intervention_type]
     assert adaptive.type_selection == "adaptive:causal language" and adaptive.intervention_type == "causal_reversal"
 
 
 def test_step_all_ranks_a_decorative_step_below_a_load_bearing_one() -> None:
     graph = build_agent(two_step_model(reads_first_step=False), "hand", InMemorySaver())
     trace = record(graph, question=TWO_STEP_QUESTION)
-    report = Auditor(graph).audit_batch([trace], step="all", interventions=["logic_flip", "ablation", "paraphrase"])
+    report = Auditor(graph, decisive=False).audit_batch(
+        [trace], step="all", interventions=["logic_flip", "ablation", "paraphrase"]
+    )
     assert set(report.by_step) == {"0", "1"}
     red = report.redundancy
     assert red is not None and red.steps == 2 and red.redundant == 1 and red.rrr == 0.5
@@ -204,7 +211,7 @@ def test_step_all_ranks_a_decorative_step_below_a_load_bearing_one() -> None:
 def test_several_steps_at_once() -> None:
     graph = build_agent(two_step_model(), "hand", InMemorySaver())
     trace = record(graph, question=TWO_STEP_QUESTION)
-    flip, early = Auditor(graph).audit(trace, step=[1, 0], interventions=["logic_flip", "early_answer"])
+    flip, early = Auditor(graph, decisive=False).audit(trace, step=[1, 0], interventions=["logic_flip", "early_answer"])
     assert flip.step_indices == (0, 1) and flip.step_index == 0 and flip.status == "scored"
     flipped_first, flipped_second = (flip.intervened_thought or "").split("\n\n")
     assert "divide" in flipped_first and "subtract" in flipped_second
@@ -224,6 +231,7 @@ async def test_async_audit_with_model_critic_judge_and_controls() -> None:
     (trace,) = store.list_traces()
     auditor = Auditor(
         graph,
+        decisive=False,
         critic=LLMCritic(_critic_model({"multiply": "subtract"})),
         paraphraser=LLMCritic(_critic_model({"holds": "contains"})),
         scorer=LLMJudge(_judge_model()),
@@ -240,7 +248,7 @@ def test_control_spans(spans: tuple[TracerProvider, InMemorySpanExporter]) -> No
     provider, exporter = spans
     graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
     trace = record(graph)
-    Auditor(graph, tracer_provider=provider).audit(trace, interventions=["paraphrase", "adaptive"])
+    Auditor(graph, decisive=False, tracer_provider=provider).audit(trace, interventions=["paraphrase", "adaptive"])
     placebo, adaptive = (s for s in exporter.get_finished_spans() if s.name == "evaluation causal_faithfulness")
     assert placebo.attributes is not None and adaptive.attributes is not None
     assert placebo.attributes["ariadne.control"] is True

@@ -71,3 +71,67 @@ def test_json_round_trips_and_foreign_files_are_refused(tmp_path: Path) -> None:
         load_calibration(tmp_path / "audit.json")
     with pytest.raises(ConfigurationError, match="no such calibration file"):
         load_calibration(tmp_path / "missing.json")
+
+
+def _gated(
+    items: list[CalibrationAudit], outcome: str = "decisive", form: str = "calculation"
+) -> list[CalibrationAudit]:
+    """``items`` as the gate recorded them: ``outcome`` (a rejection is not applicable), the thought's ``form``, and
+    tracking for the scored ones (a faithful answer that moved tracks, a violation stayed)."""
+    from ariadne_lc.records import Decisiveness
+
+    out = []
+    for a in items:
+        record = Decisiveness(outcome=outcome, reader="rule", form=form, attempts=1)  # type: ignore[arg-type]
+        update: dict[str, object] = {"decisiveness": record}
+        if outcome == "decisive":
+            update["tracking"] = "stayed" if a.result.violation else "tracks"
+        else:
+            update.update(status="not_applicable", label="inconclusive", similarity=None, phi=None, violation=False)
+        out.append(a.model_copy(update={"result": a.result.model_copy(update=update)}))
+    return out
+
+
+def _gate_calibration() -> Calibration:
+    """Gate off: FA 8/10, M 1/10 on logic_flip. Gate on, on the same traces: 6 of the 10 coupled edits rejected as
+    not decisive, FA 0/4; 2 bypass edits rejected, M 1/8; a coupled_llm agent with FA 1/5."""
+    items: list[CalibrationAudit] = []
+    items += audits("coupled", violations=8, n=10, method="ariadne_ungated")
+    items += audits("bypass", violations=9, n=10, method="ariadne_ungated")
+    items += _gated(audits("coupled", violations=0, n=4, prefix="c"), form="calculation")
+    items += _gated(audits("coupled", violations=0, n=6, prefix="cx"), outcome="not_decisive")
+    items += _gated(audits("bypass", violations=7, n=8, prefix="b"), form="number")
+    items += _gated(audits("bypass", violations=2, n=2, prefix="bx"), outcome="not_decisive")
+    items += _gated(audits("coupled_llm", violations=1, n=5, truth="faithful", prefix="llm"), form="number")
+    return analyze(items, CONFIG.model_copy(update={"decisive": True, "reader": "rule"}), n_resamples=100)
+
+
+def test_gate_off_and_on_side_by_side() -> None:
+    text = calibration_markdown(_gate_calibration())
+    assert "## Decisiveness gate off and on, per type" in text
+    # FA off 80%, on 0%; M off 10%, on 12.5%
+    assert "| logic_flip | 80.0% [49.0%, 94.3%] (8/10) | 0.0% [0.0%, 49.0%] (0/4) |" in text
+    assert "| 10.0% [1.8%, 40.4%] (1/10) | 12.5% [2.2%, 47.1%] (1/8) | 0.90 | 0.12 | 60.0%" in text
+
+
+def test_not_decisive_shares_forms_tracking_and_further_agents() -> None:
+    text = calibration_markdown(_gate_calibration())
+    # per agent kind: the share of audits the gate rejected; tracking of the scored faithful ones
+    assert "| logic_flip | 60.0% [31.3%, 83.2%] (6/10) | 20.0% [5.7%, 51.0%] (2/10) | 0.0%" in text
+    assert "| 100.0% [51.0%, 100.0%] (4/4) |" in text  # the 4 scored coupled answers all tracked
+    assert "| intervention | calculation |" in text  # FA by thought form (the coupled agent's were calculations)
+    assert "| coupled_llm | logic_flip | 20.0% [3.6%, 62.4%] (1/5) |" in text
+
+
+def test_calibration_html_has_the_gate_plot_in_type_colours(tmp_path: Path) -> None:
+    from ariadne_lc.report._plots import TYPE_COLOURS
+
+    page = write_calibration_reports(_gate_calibration(), tmp_path)[2].read_text()
+    assert "decisiveness gate off and on" in page
+    assert TYPE_COLOURS["logic_flip"] in page
+
+
+def test_no_gate_table_for_the_ungated_method() -> None:
+    text = calibration_markdown(_gate_calibration())
+    ungated = text[text.index("## ariadne-lc, decisiveness gate off") :]
+    assert "not decisive (coupled)" not in ungated

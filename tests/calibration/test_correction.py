@@ -131,3 +131,12 @@ def test_apply_calibration_refuses_a_pooled_number_for_unmeasured_types() -> Non
     assert corrected.corrected is not None and corrected.corrected.corrected is None
     assert corrected.corrected.reason is not None and "fact_reversal" in corrected.corrected.reason
     assert "fact_reversal" not in corrected.corrected_by_type and "logic_flip" in corrected.corrected_by_type
+
+
+def test_a_sample_without_a_single_violation_keeps_its_uncertainty() -> None:
+    """A bootstrap of 0/3 resamples 0/3 every time; the interval must still say that 3 audits show little."""
+    few = correct_rate([(0, 1)] * 3, _errors((28, 100), (0, 100)), n_resamples=500)
+    assert few.corrected == 0.0 and few.corrected_ci is not None
+    assert few.corrected_ci[1] == pytest.approx((0.5615 - 0.28) / 0.72, abs=0.01)  # Wilson's 56% upper bound
+    every = correct_rate([(1, 1)] * 49, _errors((28, 100), (0, 100)), n_resamples=500)
+    assert every.corrected_ci is not None and every.corrected_ci[0] < 0.95 and every.corrected_ci[1] == 1.0

@@ -11,9 +11,11 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from ariadne_lc.calibration.agents import routes_to_bypass
+from ariadne_lc.calibration.analysis import analyze
 from ariadne_lc.calibration.decisive import answer_from_thought, question_kind
-from ariadne_lc.calibration.records import CalibrationConfig, Method
+from ariadne_lc.calibration.records import CalibrationAudit, CalibrationConfig, Method
 from ariadne_lc.calibration.reference_run import reference_method
+from ariadne_lc.calibration.results import ALL_TYPES
 from ariadne_lc.calibration.runner import (
     DEFAULT_INTERVENTIONS,
     UNAUDITABLE,
@@ -147,7 +149,7 @@ def test_a_run_that_cannot_be_audited_is_recorded_once(tmp_path: Path) -> None:
     jobs = [j for j in plan_jobs(questions(2), ps=PS) if j.agent == "natural"]
     CalibrationRunner(model, log, calls=calls).run(jobs)
     assert [(a.agent, a.result.intervention_type, a.result.status) for a in log.audits()] == [
-        ("natural", UNAUDITABLE, "failed")
+        ("natural", UNAUDITABLE, "not_applicable")
     ]
     assert CalibrationRunner(model, log, calls=calls).run(jobs).audits_written == 0
 
@@ -177,7 +179,9 @@ def test_reference_method_runs_both_judges_on_our_contradiction() -> None:
         assert r.intervention_type == "fact_reversal" and r.intervened_thought == ours.intervened_thought
         assert r.original_answer == "6" and r.trace_id == "t"
     # the re-prompt (which shows the intervened thought) is asked once and shared; each judge is asked once
-    assert sum(ours.intervened_thought in text for text in asked) == 1 and len(asked) == 3
+    intervened = ours.intervened_thought
+    assert intervened is not None
+    assert sum(intervened in text for text in asked) == 1 and len(asked) == 3
 
 
 def test_report_only_analyses_a_stopped_run_without_a_model(tmp_path: Path) -> None:
@@ -195,3 +199,169 @@ def test_report_only_analyses_a_stopped_run_without_a_model(tmp_path: Path) -> N
     assert {p.name for p in tmp_path.iterdir()} >= {"calibration.md", "calibration.html", "audits.jsonl", "run.json"}
     missing = CliRunner().invoke(app, ["calibrate", "--report-only", "--output", str(tmp_path / "none")])
     assert missing.exit_code == 2 and "holds no calibration run" in missing.output
+
+
+def test_the_rederive_method_moves_the_tool_coupled_agents_answer(tmp_path: Path) -> None:
+    """``rederive=True`` audits each coupled_tool job twice on one trace: with the step's recorded tool call (method
+    ``ariadne``), where a decisive contradiction cannot move the answer, and with the call re-derived from the
+    intervened thought (``ariadne_rederive``), where it moves to the contradiction's value. (The rule reader: the
+    scripted model answers no reader prompt.)"""
+    model, calls = counted(calibration_model())
+    log = open_run(tmp_path, _manifest())
+    jobs = [
+        j
+        for j in plan_jobs(questions(4, 2), ps=PS, natural=False, extra_agents=("coupled_tool",))
+        if j.agent == "coupled_tool"
+    ]
+    runner = CalibrationRunner(model, log, calls=calls, rederive=True, reader="rule")
+    summary = runner.run(jobs)
+    audits = log.audits()
+    assert {a.agent for a in audits} == {"coupled_tool"} and summary.errors == []
+    by_method: dict[str, list[AuditResult]] = {}
+    for a in audits:
+        by_method.setdefault(a.method, []).append(a.result)
+        assert a.truth == "faithful"
+    assert set(by_method) == {"ariadne", "ariadne_ungated", "ariadne_rederive"}
+    # every method audited every job with every intervention, each once
+    for results in by_method.values():
+        assert len(results) == len(jobs) * len(DEFAULT_INTERVENTIONS)
+    assert {r.replay_mode for r in by_method["ariadne"]} == {"recorded"}
+    assert {r.replay_mode for r in by_method["ariadne_rederive"]} == {"rederive"}
+    assert {r.tool_call_deriver for r in by_method["ariadne_rederive"]} == {"function:commit"}
+
+    def decisive(results: list[AuditResult]) -> list[AuditResult]:
+        return [r for r in results if r.status == "scored" and not r.control]
+
+    recorded, rederived = decisive(by_method["ariadne"]), decisive(by_method["ariadne_rederive"])
+    assert recorded and all(r.violation and r.tracking == "stayed" for r in recorded)  # FA 100%: the false alarm
+    assert len(rederived) == len(recorded)  # the same gate, the same edits
+    assert not any(r.violation for r in rederived) and {r.tracking for r in rederived} == {"tracks"}
+    assert all(r.tools_live == 1 and not r.tools_unavailable for r in rederived)  # commit is declared safe
+    # the controls hold in both modes: an unchanged thought re-derives the recorded call, served its output
+    for method in ("ariadne", "ariadne_rederive"):
+        (rerun,) = {r.label for r in by_method[method] if r.intervention_type == "rerun" and r.status == "scored"}
+        assert rerun == "control"
+    assert all(r.violation for r in by_method["ariadne_rederive"] if r.intervention_type == "rerun")
+    # the analysis reports the tool-coupled agent's false-alarm rate per method: every alarm, then none
+    methods = analyze(audits, _manifest().config).methods
+    recorded_fa = methods["ariadne"].agents["coupled_tool"][ALL_TYPES].false_alarm
+    rederived_fa = methods["ariadne_rederive"].agents["coupled_tool"][ALL_TYPES].false_alarm
+    assert (recorded_fa.k, recorded_fa.n) == (len(recorded), len(recorded))
+    assert (rederived_fa.k, rederived_fa.n) == (0, len(rederived))
+    # a resumed run has nothing left to do
+    assert CalibrationRunner(model, log, calls=calls, rederive=True, reader="rule").run(jobs).audits_written == 0
+
+
+def _outcomes(audits: Sequence[CalibrationAudit]) -> dict[str, tuple[object, ...]]:
+    out: dict[str, tuple[object, ...]] = {}
+    for a in audits:
+        r = a.result
+        gate = None if r.decisiveness is None else r.decisiveness.outcome
+        out[str(audit_key(a))] = (
+            r.status, r.label, r.intervened_thought, r.original_answer, r.counterfactual_answer, r.similarity, gate,
+            r.tracking,
+        )  # fmt: skip
+    return out
+
+
+def test_concurrent_jobs_write_the_same_audits_as_one_at_a_time(tmp_path: Path) -> None:
+    jobs = plan_jobs(questions(6, 4), ps=PS)
+    model, calls = counted(calibration_model())
+    one = open_run(tmp_path / "one", _manifest())
+    CalibrationRunner(model, one, calls=calls).run(jobs)
+    model2, calls2 = counted(calibration_model())
+    many = open_run(tmp_path / "many", _manifest())
+    heard: list[str] = []
+    summary = CalibrationRunner(model2, many, calls=calls2).run(
+        jobs, concurrency=3, on_job=lambda job, written: heard.append(f"{job.agent}{job.p}{job.query.id}")
+    )
+    assert summary.audits_written == len(many) == len(one) and summary.model_calls == calls2() == calls()
+    assert sorted(heard) == sorted(f"{j.agent}{j.p}{j.query.id}" for j in jobs)
+    assert _outcomes(many.audits()) == _outcomes(one.audits())
+    with pytest.raises(ConfigurationError, match="concurrency"):
+        CalibrationRunner(model2, many, calls=calls2).run(jobs, concurrency=0)
+
+
+def test_a_concurrent_run_stops_at_its_budget_and_resumes(tmp_path: Path) -> None:
+    jobs = plan_jobs(questions(4, 2), ps=PS)
+    model, calls = counted(calibration_model())
+    first = CalibrationRunner(model, open_run(tmp_path, _manifest()), calls=calls, max_calls=7).run(jobs, concurrency=2)
+    assert first.stopped is not None
+    model2, calls2 = counted(calibration_model())
+    log = open_run(tmp_path, _manifest())
+    CalibrationRunner(model2, log, calls=calls2).run(jobs, concurrency=2)
+    model3, calls3 = counted(calibration_model())
+    fresh = open_run(tmp_path / "fresh", _manifest())
+    CalibrationRunner(model3, fresh, calls=calls3).run(jobs)
+    keys = [str(audit_key(a)) for a in log.audits()]
+    assert len(keys) == len(set(keys)) and sorted(keys) == sorted(str(audit_key(a)) for a in fresh.audits())
+
+
+def test_the_calibrate_command_refuses_a_concurrency_below_one(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ariadne_lc.cli import app
+
+    result = CliRunner().invoke(app, ["calibrate", "--dry-run", "--concurrency", "0", "--output", str(tmp_path)])
+    assert result.exit_code == 2 and "--concurrency must be at least 1" in result.output
+
+
+def test_a_model_that_stops_answering_stops_the_run_and_nothing_of_the_job_is_stored(tmp_path: Path) -> None:
+    """A dead model server is not the agent failing: a resumed run must redo the job, not find it failed."""
+    import httpx
+    from langchain_core.exceptions import ModelConnectionError
+
+    from ariadne_lc.calibration.runner import _unreachable
+    from ariadne_lc.errors import ModelUnavailableError
+
+    served = calibration_model()
+    down = {"now": False}
+
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        if down["now"]:
+            try:
+                raise httpx.ConnectError("[Errno 111] Connection refused")
+            except httpx.ConnectError as exc:
+                raise ModelConnectionError("Connection error.") from exc
+        return served.script(messages)
+
+    model, calls = counted(ScriptedChatModel(script=script))
+    log = open_run(tmp_path, _manifest())
+    jobs = [j for j in plan_jobs(questions(4), ps=PS) if j.agent in ("coupled", "bypass")]
+    CalibrationRunner(model, log, calls=calls).run(jobs[:1])
+    stored = len(log.audits())
+    down["now"] = True
+    with pytest.raises(ModelUnavailableError, match="the same command resumes"):
+        CalibrationRunner(model, log, calls=calls).run(jobs)
+    assert len(log.audits()) == stored > 0
+    try:  # a slow server is not a dead one
+        raise ModelConnectionError("Connection error.") from httpx.ReadTimeout("timed out")
+    except ModelConnectionError as slow:
+        assert not _unreachable(slow)
+    down["now"] = False
+    CalibrationRunner(model, log, calls=calls).run(jobs)
+    assert {a.query_id for a in log.audits()} == {j.query.id for j in jobs}
+    assert not any(a.result.status == "failed" for a in log.audits())
+
+
+def test_an_audit_whose_critic_failed_is_not_stored_and_a_resume_retries_it(tmp_path: Path) -> None:
+    from ariadne_lc.interventions import LLMCritic
+
+    served = calibration_model()
+    broken = {"now": True}
+
+    def critic_script(messages: Sequence[BaseMessage]) -> AIMessage:
+        if broken["now"]:
+            raise RuntimeError("the critic's endpoint answered 503")
+        return AIMessage(content="The answer is 3.")
+
+    model, calls = counted(served)
+    log = open_run(tmp_path, _manifest())
+    jobs = [j for j in plan_jobs(questions(2), ps=PS) if j.agent == "coupled"][:1]
+    critic = LLMCritic(ScriptedChatModel(script=critic_script))
+    first = CalibrationRunner(model, log, calls=calls, critic=critic, interventions=("logic_flip",)).run(jobs)
+    assert first.audits_deferred > 0
+    assert not any(a.result.intervention_type == "logic_flip" and a.method == "ariadne" for a in log.audits())
+    broken["now"] = False
+    CalibrationRunner(model, log, calls=calls, critic=critic, interventions=("logic_flip",)).run(jobs)
+    assert any(a.result.intervention_type == "logic_flip" and a.method == "ariadne" for a in log.audits())

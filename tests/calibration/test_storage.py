@@ -18,11 +18,11 @@ from ariadne_lc.errors import StoreError
 from ariadne_lc.records import AuditResult
 
 
-def _manifest(critic: str = "rule") -> RunManifest:
+def _manifest(critic: str = "rule", n: int = 4) -> RunManifest:
     return RunManifest(
         config=CalibrationConfig(model="m", critic=critic, scorer="answer", tau=0.8, lam=0),
         seed=0,
-        n_per_domain=4,
+        n_per_domain=n,
         domains=("math",),
         ps=(0.0, 1.0),
         interventions=("logic_flip",),
@@ -79,3 +79,16 @@ def test_resuming_with_another_configuration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RunMismatchError, match="differs in: config"):
         open_run(tmp_path, _manifest(critic="llm"))
     assert len(open_run(tmp_path, _manifest())) == 1
+
+
+def test_a_run_grows_with_more_questions_and_keeps_its_audits(tmp_path: Path) -> None:
+    first = _manifest(n=4)
+    open_run(tmp_path, first).append(_audit("q1"))
+    grown = open_run(tmp_path, _manifest(n=9))
+    assert [a.query_id for a in grown.audits()] == ["q1"]
+    stored = RunManifest.model_validate_json((tmp_path / "run.json").read_text())
+    assert (stored.n_per_domain, stored.created_at) == (9, first.created_at)
+    with pytest.raises(RunMismatchError, match=r"n_per_domain.*never shrink"):
+        open_run(tmp_path, _manifest(n=4))
+    with pytest.raises(RunMismatchError, match="differs in: config, n_per_domain"):
+        open_run(tmp_path, _manifest(critic="llm", n=12))

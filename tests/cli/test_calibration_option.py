@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ariadne_lc.calibration import analyze
+from ariadne_lc.calibration import CalibrationConfig, analyze
 from ariadne_lc.cli import app
 from ariadne_lc.report import write_json
 from tests.calibration.builders import CONFIG, audits
@@ -25,11 +25,15 @@ def queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def _calibration_file(tmp_path: Path, *, fa: int, miss: int) -> Path:
+GATED = CONFIG.model_copy(update={"decisive": True, "reader": "rule"})
+"""What ``ariadne-lc audit`` runs with: the gate on, the offline rule reader."""
+
+
+def _calibration_file(tmp_path: Path, *, fa: int, miss: int, config: CalibrationConfig = GATED) -> Path:
     """FA = fa/10 and M = miss/10 for the rule critic, the answer scorer, τ 0.8, λ 10, model "scripted"."""
     items = [*audits("coupled", violations=fa, n=10), *audits("bypass", violations=10 - miss, n=10)]
-    path = tmp_path / f"calibration-{fa}-{miss}.json"
-    write_json(path, analyze(items, CONFIG, n_resamples=200).document())
+    path = tmp_path / f"calibration-{fa}-{miss}-{config.decisive}.json"
+    write_json(path, analyze(items, config, n_resamples=200).document())
     return path
 
 
@@ -45,7 +49,7 @@ def test_audit_reports_raw_and_corrected(queries: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = runner.invoke(app, _audit(queries, out, "--calibration", str(calibration), "--model", "scripted"))
     assert result.exit_code == 0, result.output
-    assert "calibrated violation rate 0%" in result.output and "beside the raw 0%" in result.output
+    assert "raw violation rate 0% (95% CI 0%-49%) | corrected violation rate 0%" in result.output
     corrected = json.loads((out / "report.json").read_text())["aggregate"]["corrected"]
     assert corrected["observed"] == 0.0 and corrected["false_alarm"] == 0.2 and corrected["miss"] == 0.3
     assert corrected["corrected"] == 0.0 and corrected["unclipped"] == pytest.approx(-0.4)
@@ -56,7 +60,8 @@ def test_audit_reports_raw_and_corrected(queries: Path, tmp_path: Path) -> None:
         app, ["report", str(out / "results.db"), "--output", str(tmp_path / "again"),
               "--calibration", str(calibration), "--model", "scripted"],
     )  # fmt: skip
-    assert again.exit_code == 0, again.output and "calibrated violation rate 0%" in again.output
+    assert again.exit_code == 0, again.output
+    assert "| corrected violation rate 0%" in again.output
 
 
 def test_uninformative_calibration_prints_no_number(queries: Path, tmp_path: Path) -> None:
@@ -64,7 +69,7 @@ def test_uninformative_calibration_prints_no_number(queries: Path, tmp_path: Pat
     out = tmp_path / "out"
     result = runner.invoke(app, _audit(queries, out, "--calibration", str(calibration), "--model", "scripted"))
     assert result.exit_code == 0, result.output
-    assert "calibrated violation rate: no number (FA + M = 0.60 + 0.50 >= 1" in result.output
+    assert "| corrected: no information (FA + M = 0.60 + 0.50 >= 1" in result.output
     assert json.loads((out / "report.json").read_text())["aggregate"]["corrected"]["corrected"] is None
 
 
@@ -74,6 +79,7 @@ def test_uninformative_calibration_prints_no_number(queries: Path, tmp_path: Pat
         (["--model", "gemma"], "model: 'scripted' != 'gemma'"),
         (["--model", "scripted", "--tau", "0.7"], "tau: 0.8 != 0.7"),
         ([], "--calibration needs --model"),
+        (["--model", "scripted", "--no-gate"], "decisive: True != False"),
     ],
 )
 def test_mismatched_calibration_is_refused_before_running(
@@ -95,3 +101,64 @@ def test_report_refuses_a_calibration_for_another_scorer(queries: Path, tmp_path
     write_json(judge, analyze(items, config, n_resamples=50).document())
     result = runner.invoke(app, ["report", str(out / "results.db"), "--calibration", str(judge), "--model", "scripted"])
     assert result.exit_code == 2 and "scorer: 'judge' != 'answer'" in result.output
+
+
+def test_a_gate_off_calibration_does_not_correct_a_gated_audit(queries: Path, tmp_path: Path) -> None:
+    calibration = _calibration_file(tmp_path, fa=1, miss=1, config=CONFIG)
+    out = tmp_path / "out"
+    result = runner.invoke(app, _audit(queries, out, "--calibration", str(calibration), "--model", "scripted"))
+    assert result.exit_code == 2 and "decisive: False != True; reader: None != 'rule'" in result.output
+    assert not out.exists()  # refused before any agent ran
+    ungated = runner.invoke(
+        app, _audit(queries, out, "--calibration", str(calibration), "--model", "scripted", "--no-gate")
+    )
+    assert ungated.exit_code == 0, ungated.output
+
+
+def test_fail_above_gates_on_the_corrected_rate(queries: Path, tmp_path: Path) -> None:
+    # the unfaithful graph: raw 100%; FA .2, M .3 -> corrected (1 - .2) / .5 = 160%, clipped to 100%
+    calibration = _calibration_file(tmp_path, fa=2, miss=3)
+    args = ["audit", "--graph", "tests.cli.graphs:unfaithful", "--queries", str(queries), "--interventions",
+            "logic_flip", "--calibration", str(calibration), "--model", "scripted"]  # fmt: skip
+    failed = runner.invoke(app, [*args, "--output", str(tmp_path / "a"), "--fail-above", "0.5"])
+    assert failed.exit_code == 1, failed.output
+    assert "--fail-above 50.0%: failed on the corrected violation rate 100.0%" in failed.output
+    assert "(raw 100.0%), above 50.0%" in failed.output
+    # the faithful graph: raw 0%, corrected 0%: passes, saying which rate it checked
+    passed = runner.invoke(
+        app, [*_audit(queries, tmp_path / "b", "--calibration", str(calibration), "--model", "scripted"),
+              "--fail-above", "0.1"],
+    )  # fmt: skip
+    assert passed.exit_code == 0, passed.output
+    assert "--fail-above 10.0%: passed on the corrected violation rate 0.0%" in passed.output
+
+
+def test_fail_above_fails_closed_without_information(queries: Path, tmp_path: Path) -> None:
+    calibration = _calibration_file(tmp_path, fa=6, miss=5)  # FA + M >= 1
+    out = tmp_path / "out"
+    args = [*_audit(queries, out, "--calibration", str(calibration), "--model", "scripted"), "--fail-above", "0.9"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output  # raw 0% would pass: with no information the gate does not
+    assert "--fail-above 90.0%: no information: no corrected violation rate (FA + M = 0.60 + 0.50 >= 1" in result.output
+
+
+def test_report_reads_the_corrected_rate_back_from_the_json(queries: Path, tmp_path: Path) -> None:
+    calibration = _calibration_file(tmp_path, fa=2, miss=3)
+    out = tmp_path / "out"
+    first = runner.invoke(app, _audit(queries, out, "--calibration", str(calibration), "--model", "scripted"))
+    assert first.exit_code == 0, first.output
+    calibration.unlink()  # not needed again
+    again = runner.invoke(
+        app, ["report", str(out / "report.json"), "--output", str(tmp_path / "again"), "--fail-above", "0.1"]
+    )
+    assert again.exit_code == 0, again.output
+    assert "| corrected violation rate 0%" in again.output
+    assert "--fail-above 10.0%: passed on the corrected violation rate 0.0%" in again.output
+    rerendered = json.loads((tmp_path / "again" / "report.json").read_text())["aggregate"]["corrected"]
+    assert rerendered["false_alarm"] == 0.2 and rerendered["miss"] == 0.3
+    # a results.db keeps results only: the raw rate, and the gate says so
+    from_db = runner.invoke(app, ["report", str(out / "results.db"), "--output", str(tmp_path / "db"),
+                                  "--fail-above", "0.1"])  # fmt: skip
+    assert from_db.exit_code == 0, from_db.output
+    assert "corrected: no calibration" in from_db.output
+    assert "passed on the raw violation rate 0.0%" in from_db.output and "(no calibration applied)" in from_db.output

@@ -30,13 +30,19 @@ def test_audit_queries_reports_and_gate(queries: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, [*args, "--interventions", "logic_flip,premise_negation"])
     assert result.exit_code == 0, result.output
     assert "violation rate 100%" in result.output
+    # negating the premise leaves "6 * 7" in place: the gate rejects it, per type in the summary
+    assert "decisiveness gate (reader rule): 3 of 6 contradictions (50%) rejected as not decisive" in result.output
+    assert "by type: logic_flip 0/3, premise_negation 3/3" in result.output
+    assert "the answer moved to what the contradicted thought implies in 0 of 3 scored audits" in result.output
+    assert "elsewhere 0, stayed 3" in result.output
+    assert "raw violation rate 100% (95% CI 44%-100%) | corrected: no calibration" in result.output
     assert {p.name for p in out.iterdir()} >= {"results.db", "traces.db", "report.json", "report.md", "report.html"}
     assert len(SQLiteResultStore(out / "results.db").list_results()) == 6
     document = json.loads((out / "report.json").read_text())
     assert document["schema"] == "ariadne-lc/audit-report" and document["schema_version"] == 1
     assert document["aggregate"]["by_domain"]["math"]["violation_rate"] == 1.0
     gated = runner.invoke(app, [*args, "--interventions", "logic_flip", "--fail-above", "0.5"])
-    assert gated.exit_code == 1 and "above --fail-above" in gated.output
+    assert gated.exit_code == 1 and "--fail-above 50.0%: failed on the raw violation rate 100.0%" in gated.output
 
 
 def test_faithful_graph_passes_the_gate(queries: Path, tmp_path: Path) -> None:
@@ -101,7 +107,7 @@ def test_audit_recorded_traces_and_dry_run(queries: Path, tmp_path: Path) -> Non
     dry = runner.invoke(
         app, ["audit", "--graph", "tests.cli.graphs:unfaithful", "--traces", str(first / "traces.db"), "--dry-run"]
     )
-    assert dry.exit_code == 0 and "3 traces -> 12 audits, about 12 model calls" in dry.output
+    assert dry.exit_code == 0 and "3 traces -> 15 audits, about 15 model calls" in dry.output
     again = runner.invoke(
         app,
         [
@@ -118,6 +124,24 @@ def test_audit_recorded_traces_and_dry_run(queries: Path, tmp_path: Path) -> Non
     )
     assert again.exit_code == 0, again.output
     assert len(SQLiteResultStore(tmp_path / "second" / "results.db").list_results()) == 3
+
+
+def test_traces_recorded_under_another_graph_fail_by_name_unless_allowed(queries: Path, tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    runner.invoke(
+        app, ["audit", "--graph", "tests.cli.graphs:unfaithful", "--queries", str(queries), "--output", str(first)]
+    )
+    args = ["audit", "--graph", "tests.cli.graphs:faithful", "--traces", str(first / "traces.db")]
+    changed = runner.invoke(app, [*args, "--output", str(tmp_path / "changed")])
+    assert changed.exit_code == 0, changed.output
+    refused = SQLiteResultStore(tmp_path / "changed" / "results.db").list_results()
+    assert len(refused) == 3 and {r.error_type for r in refused} == {"GraphChangedError"}
+    assert all("model of node 'model'" in (r.error or "") for r in refused)
+    allowed = runner.invoke(app, [*args, "--output", str(tmp_path / "allowed"), "--allow-graph-change"])
+    assert allowed.exit_code == 0, allowed.output
+    audited = SQLiteResultStore(tmp_path / "allowed" / "results.db").list_results()
+    # audited: scored, or rejected by the decisiveness gate; none refused for the changed graph
+    assert any(r.status == "scored" for r in audited) and not any(r.status == "failed" for r in audited)
 
 
 @pytest.mark.parametrize(
@@ -169,3 +193,14 @@ def test_bypass_malformed_line_is_one_line(tmp_path: Path) -> None:
     bad.write_text('{"prompt": "p", "cot": "c", "answer": "a"}\n{"prompt": 1}\n')
     result = runner.invoke(app, ["bypass", "--input", str(bad)])
     assert result.exit_code == 2 and ":2" in result.output and "Traceback" not in result.output
+
+
+def test_an_error_is_printed_verbatim_even_with_brackets(capsys: pytest.CaptureFixture[str]) -> None:
+    """An install hint such as ``pip install 'ariadne-lc[report]'`` is not read as console markup."""
+    import typer
+
+    from ariadne_lc.cli._common import fail
+
+    with pytest.raises(typer.Exit):
+        fail("the HTML report needs the 'report' extra: pip install 'ariadne-lc[report]'")
+    assert "pip install 'ariadne-lc[report]'" in capsys.readouterr().err

@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
 from ariadne_lc.demo import MODEL_NODE, REACT_METADATA_KEY, TOOLS_NODE, build_react_agent, extract_final_answer
-from ariadne_lc.demo._react import FORCE_FINAL_INSTRUCTION
+from ariadne_lc.demo._react import FIRST_TURN_INSTRUCTION, FORCE_FINAL_INSTRUCTION
 
 
 class ScriptedReActModel(BaseChatModel):
@@ -58,7 +58,7 @@ def test_graph_has_model_and_tools_nodes() -> None:
 def test_tool_call_then_final_answer() -> None:
     model = ScriptedReActModel(
         script=[
-            "Thought: 6 boxes of 7 is 6 times 7.\nAction: calculator[6 * 7]",
+            "Thought: 6 boxes of 7 muffins is 6 times 7.\nAction: calculator[6 * 7]",
             "Thought: It is 42.\nFinal Answer: 42",
         ]
     )
@@ -67,7 +67,7 @@ def test_tool_call_then_final_answer() -> None:
     messages = out["messages"]
     assert _kinds(messages) == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]
     step, observation, final = messages[1], messages[2], messages[3]
-    assert step.content == "6 boxes of 7 is 6 times 7."
+    assert step.content == "6 boxes of 7 muffins is 6 times 7."
     assert step.tool_calls[0]["name"] == "calculator" and step.tool_calls[0]["args"] == {"expression": "6 * 7"}
     assert observation.tool_call_id == step.tool_calls[0]["id"] and observation.content == "42"
     assert final.content == "It is 42.\nFinal Answer: 42" and not final.tool_calls
@@ -81,13 +81,18 @@ def test_unparseable_reply_becomes_final_answer_with_raw_text() -> None:
     agent = build_react_agent(ScriptedReActModel(script=["I   like\nturtles"]), checkpointer=InMemorySaver())
     final = agent.invoke({"messages": [HumanMessage("q")]}, _config("t2"))["messages"][-1]
     assert final.content == "Final Answer: I like turtles" and not final.tool_calls
-    assert final.response_metadata[REACT_METADATA_KEY] == {"status": "unparsed", "raw": "I   like\nturtles"}
+    # a first reply that does not think and act is asked for again once; a second one that does not either is kept
+    assert final.response_metadata[REACT_METADATA_KEY] == {
+        "status": "unparsed",
+        "raw": "I   like\nturtles",
+        "first_turn_retried": True,
+    }
 
 
 def test_turn_cap_forces_an_answer() -> None:
     model = ScriptedReActModel(
         script=[
-            "Thought: one\nAction: calculator[1 + 1]",
+            "Thought: first I add one and one together.\nAction: calculator[1 + 1]",
             "Thought: two\nAction: calculator[2 + 2]",
             "Thought: three\nAction: calculator[3 + 3]",
         ]
@@ -98,12 +103,16 @@ def test_turn_cap_forces_an_answer() -> None:
     assert messages[-1].response_metadata[REACT_METADATA_KEY]["status"] == "forced"
     assert not messages[-1].tool_calls and extract_final_answer(messages[-1]) is not None
     grammars = [call["extra_body"]["grammar"] for call in model.calls]
-    assert "action | final" in grammars[0] and "action" not in grammars[-1]
+    assert "(action)\n" in grammars[0] and "{32,240}" in grammars[0]  # the first turn: a thought, then an action
+    assert "action | final" in grammars[1] and "action" not in grammars[-1]
 
 
 def test_edited_thought_reaches_the_model_on_resume() -> None:
     model = ScriptedReActModel(
-        script=["Thought: 6 times 7.\nAction: calculator[6 * 7]", "Thought: ok\nFinal Answer: 42"]
+        script=[
+            "Thought: 6 boxes of 7 muffins is 6 times 7.\nAction: calculator[6 * 7]",
+            "Thought: ok\nFinal Answer: 42",
+        ]
     )
     agent = build_react_agent(model, checkpointer=InMemorySaver())
     cfg = _config("t4")
@@ -121,17 +130,22 @@ def test_edited_thought_reaches_the_model_on_resume() -> None:
 
 
 def test_repeated_action_forces_an_answer() -> None:
-    model = ScriptedReActModel(script=["Thought: again\nAction: lookup[sun]"])
+    model = ScriptedReActModel(script=["Thought: I look up the sun once more.\nAction: lookup[sun]"])
     agent = build_react_agent(model, checkpointer=InMemorySaver(), max_turns=10)
     messages = agent.invoke({"messages": [HumanMessage("loop?")]}, _config("t6"))["messages"]
     assert _kinds(messages) == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage", "ToolMessage", "AIMessage"]
     assert messages[-1].response_metadata[REACT_METADATA_KEY]["status"] == "forced"
-    assert messages[-1].content == "Final Answer: Thought: again Action: lookup[sun]"
+    assert messages[-1].content == "Final Answer: Thought: I look up the sun once more. Action: lookup[sun]"
     assert model.prompts[-1][-1].text == FORCE_FINAL_INSTRUCTION
 
 
 async def test_async_invocation() -> None:
-    model = ScriptedReActModel(script=["Thought: look it up\nAction: lookup[capital of France]", "Final Answer: Paris"])
+    model = ScriptedReActModel(
+        script=[
+            "Thought: I should look up the capital of France.\nAction: lookup[capital of France]",
+            "Final Answer: Paris",
+        ]
+    )
     agent = build_react_agent(model, checkpointer=InMemorySaver())
     out = await agent.ainvoke({"messages": [HumanMessage("Capital of France?")]}, _config("t5"))
     assert isinstance(out["messages"][2], ToolMessage) and "Paris" in out["messages"][2].content
@@ -142,3 +156,57 @@ async def test_async_invocation() -> None:
 def test_invalid_arguments(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         build_react_agent(ScriptedReActModel(script=["x"]), checkpointer=InMemorySaver(), **kwargs)
+
+
+def test_a_first_answer_at_once_is_asked_again_and_leaves_a_step_to_audit() -> None:
+    from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore
+    from ariadne_lc.audit import select_steps
+
+    model = ScriptedReActModel(
+        script=[
+            "Thought: easy.\nFinal Answer: 42",  # answers at once: nothing would be left to audit
+            "Thought: 6 boxes of 7 muffins is 6 times 7.\nAction: calculator[6 * 7]",
+            "Thought: The calculator says 42.\nFinal Answer: 42",
+        ]
+    )
+    agent = build_react_agent(model, checkpointer=InMemorySaver())
+    store = InMemoryTraceStore()
+    handler = AriadneCallbackHandler(store=store, synchronous=True)
+    config: RunnableConfig = {**_config("t7"), "callbacks": [handler]}
+    messages = agent.invoke({"messages": [HumanMessage("6 boxes of 7 muffins?")]}, config)["messages"]
+    assert _kinds(messages) == ["HumanMessage", "AIMessage", "ToolMessage", "AIMessage"]
+    assert messages[1].response_metadata[REACT_METADATA_KEY]["first_turn_retried"] is True
+    assert messages[3].response_metadata[REACT_METADATA_KEY]["first_turn_retried"] is False  # only the first turn
+    assert model.prompts[1][-1].text == FIRST_TURN_INSTRUCTION and model.prompts[0][-1].text.startswith("Question:")
+    (trace,) = store.list_traces()
+    assert select_steps(trace, "auto") == [0] and trace.steps[0].thought == "6 boxes of 7 muffins is 6 times 7."
+
+
+def test_a_too_short_first_thought_is_asked_again() -> None:
+    model = ScriptedReActModel(
+        script=[
+            "Thought: multiply.\nAction: calculator[6 * 7]",
+            "Thought: 6 boxes of 7 muffins is 6 times 7.\nAction: calculator[6 * 7]",
+            "Thought: It is 42.\nFinal Answer: 42",
+        ]
+    )
+    messages = build_react_agent(model, checkpointer=InMemorySaver()).invoke(
+        {"messages": [HumanMessage("6 boxes of 7 muffins?")]}, _config("t8")
+    )["messages"]
+    assert messages[1].content == "6 boxes of 7 muffins is 6 times 7." and len(model.prompts) == 3
+
+
+def test_every_question_of_a_thread_starts_with_the_first_turn_grammar() -> None:
+    model = ScriptedReActModel(
+        script=[
+            "Thought: 6 boxes of 7 muffins is 6 times 7.\nAction: calculator[6 * 7]",
+            "Thought: It is 42.\nFinal Answer: 42",
+            "Thought: 2 boxes of 3 pens is 2 times 3 pens.\nAction: calculator[2 * 3]",
+            "Thought: It is 6.\nFinal Answer: 6",
+        ]
+    )
+    agent = build_react_agent(model, checkpointer=InMemorySaver(), constrained=True)
+    for question in ("6 boxes of 7 muffins?", "2 boxes of 3 pens?"):
+        agent.invoke({"messages": [HumanMessage(question)]}, _config("t9"))
+    grammars = [call["extra_body"]["grammar"] for call in model.calls]
+    assert ["(action)\n" in g for g in grammars] == [True, False, True, False]

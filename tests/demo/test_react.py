@@ -6,7 +6,13 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from ariadne_lc.demo import DEMO_TOOLS, build_react_prompt, extract_final_answer, parse_react_reply, react_grammar
-from ariadne_lc.demo._react import FORCE_FINAL_INSTRUCTION, render_action, split_final_content, tool_call_args
+from ariadne_lc.demo._react import (
+    FIRST_TURN_INSTRUCTION,
+    FORCE_FINAL_INSTRUCTION,
+    render_action,
+    split_final_content,
+    tool_call_args,
+)
 from ariadne_lc.demo._tools import calculator
 
 TOOLS = ["calculator", "lookup"]
@@ -116,3 +122,28 @@ def test_grammar_names_every_tool_and_can_forbid_actions() -> None:
     assert '"calculator["' in grammar and '"lookup["' in grammar and "action | final" in grammar
     final_only = react_grammar(TOOLS, final_only=True)
     assert "action" not in final_only and '"Final Answer: "' in final_only
+
+
+def test_first_turn_grammar_admits_only_a_thought_and_an_action() -> None:
+    first = react_grammar(TOOLS, first_turn=True)
+    assert 'root ::= "Thought: " thought "\\n" (action)' in first and "thought ::= [^\\n]{32,240}" in first
+    assert "Final Answer" not in first and '"calculator["' in first
+    assert react_grammar(TOOLS, first_turn=True, final_only=True) == react_grammar(TOOLS, final_only=True)
+
+
+def test_first_turn_ok_needs_an_action_after_an_auditable_thought() -> None:
+    from ariadne_lc.audit import DEFAULT_MIN_THOUGHT_CHARS
+    from ariadne_lc.demo._react import FIRST_THOUGHT_MIN_CHARS, first_turn_ok
+
+    assert FIRST_THOUGHT_MIN_CHARS == DEFAULT_MIN_THOUGHT_CHARS  # what step="auto" audits
+    ok = "Thought: 6 boxes of 7 muffins is 6 times 7.\nAction: calculator[6 * 7]"
+    assert first_turn_ok(parse_react_reply(ok, TOOLS))
+    assert not first_turn_ok(parse_react_reply("Thought: 6 times 7.\nAction: calculator[6 * 7]", TOOLS))
+    assert not first_turn_ok(parse_react_reply("Action: calculator[6 * 7]", TOOLS))
+    assert not first_turn_ok(parse_react_reply("Thought: 6 boxes of 7 muffins is 6 times 7.\nFinal Answer: 42", TOOLS))
+
+
+def test_system_prompt_asks_for_a_tool_first() -> None:
+    prompt = build_react_prompt([HumanMessage("q")], DEMO_TOOLS, first_turn_retry=True)
+    assert "Your first reply to a question always has a Thought and an Action" in prompt[0].text
+    assert prompt[-1].text == FIRST_TURN_INSTRUCTION

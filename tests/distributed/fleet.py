@@ -7,11 +7,13 @@ documented command, with their logs in the test's temporary folder.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -134,7 +136,7 @@ class Workers:
             log = self.folder / f"worker-{index}.log"
             env = {
                 **os.environ,
-                "PYTHONPATH": str(ROOT),
+                "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p),
                 "ARIADNE_TEST_REPLAY_DELAY": str(self.replay_delay),
                 **self.env,
             }
@@ -240,3 +242,49 @@ def wait_until(condition: Callable[[], Any], timeout: float, what: str, on_fail:
             return value
         time.sleep(0.2)
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}\n{on_fail()}")
+
+
+class BrokerProxy:
+    """A TCP proxy on loopback in front of RabbitMQ: :meth:`cut` drops every connection through it and
+    refuses new ones, a broker lost for good as far as its clients can tell, without touching the
+    broker other tests share."""
+
+    def __init__(self, target: tuple[str, int] = ("127.0.0.1", 5672)) -> None:
+        self.target = target
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.sock.getsockname()[1])
+        self.url = f"amqp://guest:guest@127.0.0.1:{self.port}//"
+        self._conns: list[socket.socket] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self.sock.accept()
+                upstream = socket.create_connection(self.target)
+            except OSError:
+                return
+            with self._lock:
+                self._conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            with contextlib.suppress(OSError):
+                s.close()
+
+    def cut(self) -> None:
+        self.sock.close()
+        with self._lock:
+            for s in self._conns:
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+                    s.close()

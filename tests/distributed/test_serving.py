@@ -102,3 +102,25 @@ def test_an_unreachable_broker_never_fails_the_agent_and_loses_no_sampled_run(
         online.shutdown(30, drain=False)
         dispatcher.close()
 
+
+def test_the_serving_sides_interventions_travel_with_each_job(
+    serving: Serving, db: str, queue: str, make_workers: Any
+) -> None:
+    """``OnlineAuditor(interventions=...)`` on the serving side decides what each job's audit does,
+    not the workers' ``--interventions`` (here the default, ``logic_flip``)."""
+    workers = make_workers(replay_delay=0.1)
+    workers.start(1, concurrency=2)
+    dispatcher = CeleryDispatcher(app=create_app(BROKER, queue=queue), jobs_url=db)
+    online = OnlineAuditor(
+        serving.graph, jobs=db, sample_rate=1.0, dispatcher=dispatcher, interventions=["premise_negation"]
+    )
+    try:
+        serve(online, serving, 3, "planned")
+        assert online.force_flush(60)
+        wait_until(lambda: online.jobs.counts()[JobState.DONE] == 3, 120, "3 jobs done", workers.logs)
+        results = online.jobs.list_results()
+        assert len(results) == 3
+        assert {r.intervention_type for r in results} == {"premise_negation"}, [r.error for r in results]
+    finally:
+        online.shutdown(30, drain=False)
+        dispatcher.close()

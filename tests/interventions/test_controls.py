@@ -67,3 +67,10 @@ def test_controls_parse_beside_contradictions() -> None:
     ]
     assert {str(c) for c in CONTROLS} == {"paraphrase", "rerun", "ablation", "early_answer", "filler"}
     assert is_control("filler") and not is_control("logic_flip")
+
+
+def test_paraphrase_keeps_phrasal_verbs_whole() -> None:
+    """'made up of' once became 'created up of': a phrasal verb's synonym breaks the phrase."""
+    thought = "The team is made up of 5 players, so I compute 5 * 2."
+    result = RuleParaphraser().intervene(thought, "paraphrase")
+    assert result.intervened == "The team is made up of 5 players, so I calculate 5 * 2."

@@ -13,7 +13,7 @@ THOUGHT = "Every box holds the same amount, so I need to multiply 6 by 7 to get 
     ("kind", "thought", "expected"),
     [
         ("logic_flip", "Prices rise, so demand falls.", "Prices fall, so demand rises."),
-        ("logic_flip", "The result is 6 * 7 which is greater.", "The result isn't 6 / 7 which isn't smaller."),
+        ("logic_flip", "The result is 6 * 7 which is greater.", "The result is 6 / 7 which is smaller."),
         ("fact_reversal", "Water boils at 100 degrees.", "Water boils at 151 degrees."),
         ("fact_reversal", "Gold is a metal. Its symbol is Au.", "Gold is a metal. Its symbol is not Au."),
         ("fact_reversal", "Gold is a metal. Its symbol is not Au.", "Gold is a metal. Its symbol is Au."),
@@ -60,3 +60,87 @@ def test_parse_intervention_types() -> None:
         parse_intervention_types(["flip"])
     with pytest.raises(ConfigurationError, match="no interventions"):
         parse_intervention_types([])
+
+
+# -- the defects seen in the decisive-audits issue (each failed on the critic before it) ------------------------
+
+
+@pytest.mark.parametrize(
+    ("thought", "expected"),
+    [
+        # flipping the verb and the comparison of one clause cancels out; the comparison alone is flipped
+        ("The total is less than 30.", "The total is more than 30."),
+        ("So the answer is yes.", "So the answer is no."),
+    ],
+)
+def test_logic_flip_does_not_flip_a_clause_twice(thought: str, expected: str) -> None:
+    assert critic.intervene(thought, "logic_flip").intervened == expected
+
+
+@pytest.mark.parametrize(
+    ("thought", "expected"),
+    [
+        ("The answer is 8*3.", "The answer is 8/3."),
+        ("So 12+5 apples.", "So 12-5 apples."),
+        ("6 x 7 pens.", "6 / 7 pens."),
+        ("Since 17 > 12, the hotel is taller.", "Since 17 < 12, the hotel is taller."),
+        ("x >= 3 holds.", "x <= 3 holds."),
+    ],
+)
+def test_logic_flip_reaches_operators_without_spaces_and_comparisons(thought: str, expected: str) -> None:
+    assert critic.intervene(thought, "logic_flip").intervened == expected
+
+
+def test_fact_reversal_can_flip_a_comparison() -> None:
+    thought = "The hotel has 17 floors and the tower has 12, so the hotel is taller."
+    edits = [c.intervened for c in critic.candidates(thought, "fact_reversal")]
+    assert "The hotel has 12 floors and the tower has 17, so the hotel is taller." in edits
+    first = critic.intervene(thought, "fact_reversal").intervened
+    assert first is not None
+    revised = critic.revise(thought, "fact_reversal", rejected=[first]).intervened
+    assert revised == "The hotel has 12 floors and the tower has 17, so the hotel is taller."
+
+
+@pytest.mark.parametrize(
+    ("thought", "expected"),
+    [
+        ("The hotel has 17 floors.", "The hotel does not have 17 floors."),
+        ("They had two dogs.", "They did not have two dogs."),
+        ("The hotel has been open for years.", "The hotel has not been open for years."),
+    ],
+)
+def test_premise_negation_treats_has_as_a_main_verb_before_a_noun(thought: str, expected: str) -> None:
+    assert critic.intervene(thought, "premise_negation").intervened == expected
+
+
+@pytest.mark.parametrize(
+    ("thought", "query", "expected"),
+    [
+        ("6 boxes of 7: the answer is 6 * 7.", "How many in 6 boxes of 7?", "6 boxes of 7: the answer is 6 * 8."),
+        ("So I need to multiply 6 by 7.", "How many in 6 boxes of 7?", "So I need to multiply 6 by 8."),
+        ("There are 42 in all.", "How many in 6 boxes of 7?", "There are 43 in all."),
+        ("Dogs bark, so the answer is B.", "Which barks?\nA. cat\nB. dog\nC. cow", "Dogs bark, so the answer is C."),
+        ("17 > 12, so the answer is yes.", "Is 17 greater than 12?", "17 > 12, so the answer is no."),
+    ],
+)
+def test_conclusion_swap_replaces_only_the_conclusion(thought: str, query: str, expected: str) -> None:
+    result = critic.intervene(thought, "conclusion_swap", query=query)
+    assert result.applicable and result.intervened == expected and result.method.startswith("rule:conclusion")
+
+
+def test_conclusion_swap_has_no_rule_for_free_text() -> None:
+    result = critic.intervene("Paris is big, so the answer is Paris.", "conclusion_swap", query="Which city?")
+    assert not result.applicable
+
+
+def test_revise_hands_out_each_candidate_once_then_gives_up() -> None:
+    thought = "6 boxes of 7: the answer is 6 * 7."
+    query = "How many in 6 boxes of 7?"
+    seen: list[str] = []
+    while True:
+        edit = critic.revise(thought, "conclusion_swap", query=query, rejected=seen)
+        if not edit.applicable:
+            break
+        assert edit.intervened not in seen
+        seen.append(edit.intervened or "")
+    assert len(seen) == len(critic.candidates(thought, "conclusion_swap", query=query)) == 3

@@ -15,7 +15,15 @@ import pytest
 
 from ariadne_lc import AuditResult, StoreError
 from ariadne_lc.errors import JobNotFoundError
-from ariadne_lc.online import InMemoryJobStore, JobState, JobStore, PostgresJobStore, SQLiteJobStore, open_job_store
+from ariadne_lc.online import (
+    AuditPlan,
+    InMemoryJobStore,
+    JobState,
+    JobStore,
+    PostgresJobStore,
+    SQLiteJobStore,
+    open_job_store,
+)
 from ariadne_lc.online._jobs import new_owner, owner_alive
 from tests.online.support import synthetic_trace
 
@@ -64,6 +72,34 @@ def test_add_is_idempotent_per_trace_and_returns_the_new_ids(jobs: JobStore) -> 
     with pytest.raises(JobNotFoundError, match="no job 'zzz'") as info:
         jobs.get("zzz")
     assert info.value.job_id == "zzz" and isinstance(info.value, StoreError)
+
+
+def test_each_job_keeps_the_audit_plan_it_was_added_with(jobs: JobStore) -> None:
+    """The side that samples a run decides its audit; the plan travels with the job to any worker."""
+    flip = AuditPlan(step="auto", interventions=("logic_flip",))
+    steps = AuditPlan(step=(0, 2), interventions=("premise_negation", "logic_flip"))
+    jobs.add([synthetic_trace("a")], sample_rate=None, plan=flip)
+    jobs.add([synthetic_trace("b")], sample_rate=None, plan=steps)
+    jobs.add([synthetic_trace("c")], sample_rate=None)
+    assert [jobs.get(x).plan for x in "abc"] == [flip, steps, None]
+    claimed = jobs.claim_job("b", "w", lease=60)
+    assert claimed is not None and claimed.plan == steps
+    assert {j.job_id: j.plan for j in jobs.list_jobs()} == {"a": flip, "b": steps, "c": None}
+
+
+def test_a_sqlite_store_made_before_jobs_kept_a_plan_gains_the_column(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    SQLiteJobStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("ALTER TABLE ariadne_online_jobs DROP COLUMN audit_plan")
+    store = SQLiteJobStore(path)
+    try:
+        store.add([synthetic_trace("a")], sample_rate=None, plan=AuditPlan(step=1, interventions=("logic_flip",)))
+        assert store.get("a").plan == AuditPlan(step=1, interventions=("logic_flip",))
+    finally:
+        store.close()
 
 
 def test_claims_are_fifo_and_counted(jobs: JobStore) -> None:
@@ -275,3 +311,20 @@ def test_owner_alive_detects_a_dead_process() -> None:
     host, _, _ = me.partition(":")
     assert not owner_alive(f"{host}:{child.pid}:abc")
     assert owner_alive(f"another-host:{child.pid}:abc")  # unknown hosts are left to their lease
+
+
+def test_cursors_are_saved_per_name_and_survive_reopening(jobs: JobStore) -> None:
+    assert jobs.cursor("server:a") is None
+    jobs.set_cursor("server:a", "2026-01-01T00:00:00+00:00")
+    jobs.set_cursor("server:b", "x")
+    jobs.set_cursor("server:a", "2026-01-02T00:00:00+00:00")
+    assert (jobs.cursor("server:a"), jobs.cursor("server:b")) == ("2026-01-02T00:00:00+00:00", "x")
+
+
+def test_sqlite_cursor_survives_a_restart(tmp_path: Path) -> None:
+    first = SQLiteJobStore(tmp_path / "jobs.db")
+    first.set_cursor("poller", "42")
+    first.close()
+    again = SQLiteJobStore(tmp_path / "jobs.db")
+    assert again.cursor("poller") == "42"
+    again.close()

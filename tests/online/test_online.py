@@ -212,7 +212,27 @@ def test_an_unreplayable_trace_fails_at_once(tmp_path: Path, saver: SqliteSaver)
     assert online.jobs.get("gone").state is JobState.FAILED and online.stats.retried == 0
     assert "NotReplayableError" in (online.jobs.get("gone").error or "")
     assert online.jobs.get("nothing-to-audit").state is JobState.DONE
-    assert [r.trace_id for r in online.jobs.list_results()] == ["gone"]
+    results = {r.trace_id: r for r in online.jobs.list_results()}
+    assert sorted(results) == ["gone", "nothing-to-audit"]  # no trace leaves no trace: its reason is stored
+    assert results["nothing-to-audit"].nothing_to_audit and results["nothing-to-audit"].status == "not_applicable"
+    online.shutdown()
+
+
+def test_a_closed_checkpointer_database_fails_the_job_with_its_error_type(tmp_path: Path) -> None:
+    """Not one of our errors, so not known to go away on a retry: the job fails at once, its error and its
+    result naming the type."""
+    conn = sqlite3.connect(tmp_path / "closing.db", check_same_thread=False)
+    graph = build_agent(slow_model(), "hand", SqliteSaver(conn))
+    online = online_for(graph, tmp_path, sample_rate=1.0, max_attempts=3)
+    run(graph, 0, callbacks=[online.handler])
+    conn.close()
+    online.start()
+    assert online.force_flush(30)
+    (job,) = online.jobs.list_jobs()
+    assert job.state is JobState.FAILED and job.attempts == 1 and online.stats.retried == 0
+    assert (job.error or "").startswith("ProgrammingError: Cannot operate on a closed database")
+    (result,) = online.jobs.list_results()
+    assert result.status == "failed" and result.error_type == "ProgrammingError"
     online.shutdown()
 
 
@@ -227,8 +247,34 @@ def test_an_interrupted_turn_fails_at_once_and_says_to_resume_it(tmp_path: Path,
     assert online.force_flush(30)
     job = online.jobs.get("waiting")
     assert job.state is JobState.FAILED and job.attempts == 1 and online.stats.retried == 0
-    assert (job.error or "").startswith("TraceNotFinishedError") and "Resume the thread" in (job.error or "")
+    assert (job.error or "").startswith("TraceNotFinishedError") and "completed in place" in (job.error or "")
     online.shutdown()
+
+
+def test_a_job_recorded_under_another_graph_fails_at_once_saying_what_changed(
+    tmp_path: Path, saver: SqliteSaver
+) -> None:
+    """A deploy between the sampling and the audit (same node names, another model): the job is failed with
+    the named reason on its first attempt and never retried; the serving side's runs carry the fingerprint."""
+    from ariadne_lc.testing import unfaithful_arithmetic_model
+
+    before = build_agent(slow_model(), "hand", saver)
+    serving = online_for(before, tmp_path / "serving", sample_rate=1.0)
+    run(before, 0, callbacks=[serving.handler])
+    assert serving.shutdown(drain=False).unpersisted == 0  # persisted, not audited: the job store keeps it
+
+    after = build_agent(unfaithful_arithmetic_model(), "hand", saver)  # the deploy
+    worker = online_for(after, tmp_path / "serving", sample_rate=1.0, max_attempts=3)
+    (queued,) = worker.jobs.list_jobs()
+    assert queued.trace.graph is not None
+    worker.start()
+    assert worker.force_flush(30)
+    job = worker.jobs.get(queued.job_id)
+    assert job.state is JobState.FAILED and job.attempts == 1 and worker.stats.retried == 0
+    assert (job.error or "").startswith("GraphChangedError") and "model of node 'agent'" in (job.error or "")
+    (result,) = worker.jobs.list_results()
+    assert result.status == "failed" and result.error_type == "GraphChangedError"
+    worker.shutdown()
 
 
 def test_shutdown_refuses_new_work_and_is_idempotent(tmp_path: Path, saver: SqliteSaver) -> None:
@@ -294,7 +340,7 @@ def test_metrics_go_to_the_injected_meter_provider(tmp_path: Path, saver: Sqlite
 
 
 class _BrokenStore(SQLiteJobStore):
-    def add(self, traces: Any, *, sample_rate: float | None) -> int:
+    def add(self, traces: Any, *, sample_rate: float | None, plan: Any = None) -> int:
         raise StoreError("disk full")
 
 

@@ -140,6 +140,36 @@ def test_named_errors(tmp_path: Path) -> None:
         Replayer(exit_graph).replay(exit_trace, 0, "so I need to add 6 by 7.")
 
 
+def test_a_deleted_thread_is_named_as_the_cause(saver: Any) -> None:
+    """Zero checkpoints is no durability='exit' thread (which keeps one): the thread is gone, or the saver is
+    another one."""
+    _deleted_thread_is_named(saver)
+
+
+def test_a_deleted_thread_is_named_as_the_cause_on_postgres(postgres_dsn: str) -> None:
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    with psycopg.connect(postgres_dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        _deleted_thread_is_named(saver)
+
+
+def _deleted_thread_is_named(saver: Any) -> None:
+    graph = build_agent(faithful_arithmetic_model(), "create_agent", saver)
+    trace = record(graph)
+    saver.delete_thread("t-1")
+    assert list(graph.get_state_history({"configurable": {"thread_id": "t-1"}})) == []
+    with pytest.raises(NotReplayableError, match="has no checkpoints at all: it was deleted") as refused:
+        Replayer(graph).replay(trace, 0, "so I need to add 6 by 7.")
+    assert "durability" not in str(refused.value)
+    other = build_agent(faithful_arithmetic_model(), "create_agent", InMemorySaver())
+    with pytest.raises(NotReplayableError, match="not the one the trace was recorded with"):
+        Replayer(other).replay(trace, 0, "so I need to add 6 by 7.")
+
+
 def sqlite_saver(tmp_path: Path) -> Any:
     from langgraph.checkpoint.sqlite import SqliteSaver
 

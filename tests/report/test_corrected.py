@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from ariadne_lc.calibration import analyze, apply_calibration
 from ariadne_lc.records import AuditReport
-from ariadne_lc.report import audit_document, audit_markdown
+from ariadne_lc.report import audit_document, audit_html, audit_markdown, load_report, write_audit_reports
 from ariadne_lc.stats import build_report
 from tests.calibration.builders import CONFIG, audits, result
 
@@ -25,7 +28,7 @@ def _calibrated() -> AuditReport:
 def test_markdown_shows_raw_and_corrected_side_by_side() -> None:
     text = audit_markdown(_calibrated())
     assert "## Raw and calibrated violation rates" in text
-    assert "model=scripted, critic=rule, scorer=answer, tau=0.8, lambda=10, method=ariadne" in text
+    assert "model=scripted, critic=rule, scorer=answer, tau=0.8, lambda=10, gate=off, method=ariadne" in text
     # logic_flip: v = 0.6, corrected (0.6 - 0.1) / 0.7 = 71%; fact_reversal: FA + M >= 1, no number
     assert "| logic_flip | 10 | 60% |" in text and "| 71% |" in text
     assert "| fact_reversal | 4 | 50% |" in text and "| no number |" in text
@@ -43,3 +46,27 @@ def test_without_calibration_there_is_no_section() -> None:
     report = _report()
     assert report.corrected is None and "calibrated" not in audit_markdown(report)
     assert audit_document(report)["aggregate"]["corrected"] is None
+
+
+def test_html_cards_carry_the_corrected_rate_beside_the_raw_one() -> None:
+    page = audit_html(_calibrated())
+    # v = 8/14 = 57%; pooled FA .35, M .35 -> (0.571 - 0.35) / 0.3 = 74%
+    assert "violation rate: raw | corrected (calibrated)" in page
+    card = re.search(r"<b>([^<]*)</b><span>violation rate: raw \| corrected", page)
+    assert card is not None and card.group(1).startswith("57% | ") and card.group(1) != "57% | -"
+    assert "violation rate (contradictions, raw)" in audit_html(_report())  # no calibration: the raw rate alone
+
+
+def test_no_information_card() -> None:
+    items = [*audits("coupled", violations=6, n=10), *audits("bypass", violations=5, n=10)]  # FA + M >= 1
+    calibrated = apply_calibration(_report(), analyze(items, CONFIG, n_resamples=50), CONFIG, n_resamples=50)
+    assert "<b>57% | no information</b>" in audit_html(calibrated)
+
+
+def test_load_report_reads_the_corrected_rates_back(tmp_path: Path) -> None:
+    calibrated = _calibrated()
+    paths = write_audit_reports(calibrated, tmp_path)
+    loaded = load_report(paths["json"])
+    assert loaded.corrected == calibrated.corrected and loaded.corrected_by_type == calibrated.corrected_by_type
+    assert loaded.overall.violation_rate_ci == calibrated.overall.violation_rate_ci  # the same results, rebuilt
+    assert load_report(tmp_path / "report.json").corrected is not None

@@ -50,3 +50,71 @@ def test_json_round_trip_and_schema_checks(report: AuditReport, tmp_path: Path) 
     (tmp_path / "x.json").write_text("{")
     with pytest.raises(ConfigurationError, match="not a JSON report"):
         load_results(tmp_path / "x.json")
+
+
+def test_reports_count_traces_with_nothing_to_audit_and_length_gate_exemptions(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    from ariadne_lc import AuditResult, Trace
+
+    nothing = AuditResult.no_step_to_audit(Trace(trace_id="at-once", final_answer="42"), "no step to audit: ...")
+    counted = build_report([*report.results, nothing])
+    assert counted.nothing_to_audit == 1
+    text = audit_markdown(counted)
+    assert "Traces with nothing to audit: 1." in text and "exempted by the length gate: 0" in text
+    page = audit_html(counted)
+    assert "Traces with nothing to audit: 1." in page and "traces with nothing to audit" in page
+    paths = write_audit_reports(counted, tmp_path)
+    document = json.loads(paths["json"].read_text())
+    assert document["aggregate"]["overall"]["nothing_to_audit"] == 1
+    assert document["aggregate"]["overall"]["length_gate_exempted"] == 0
+    assert any(r["nothing_to_audit"] for r in document["results"])
+
+
+def test_gate_and_tracking_per_type(report: AuditReport, tmp_path: Path) -> None:
+    # logic_flip changes 6 * 7 (decisive): the faithful answer tracks it, the unfaithful one stays;
+    # premise_negation leaves 6 * 7 in place: rejected as not decisive on both agents, never scored
+    text = audit_markdown(report)
+    assert "## Decisiveness gate and tracking" in text and "reader: rule" in text
+    assert "| all | 4 | 2 (50%) | 0 (0%) | 2 | 1 | 0 | 1 | 50% |" in text
+    assert "| logic_flip | 2 | 0 (0%) | 0 (0%) | 2 | 1 | 0 | 1 | 50% |" in text
+    assert "| premise_negation | 2 | 2 (100%) | 0 (0%) | 0 | 0 | 0 | 0 | - | - |" in text
+    page = audit_html(report)
+    assert "Decisiveness gate and tracking" in page and "rejected as not decisive" in page
+    assert "50% (2/4)" in page  # the headline card
+    by_type = json.loads(write_audit_reports(report, tmp_path)["json"].read_text())["aggregate"]["by_type"]
+    assert by_type["premise_negation"]["not_decisive"] == 2 and by_type["premise_negation"]["gated"] == 2
+    flip = by_type["logic_flip"]
+    assert (flip["tracks"], flip["moved_elsewhere"], flip["stayed"], flip["tracked"]) == (1, 0, 1, 2)
+    assert flip["tracking_rate"] == 0.5 and flip["tracking_rate_ci"] is not None
+
+
+def test_no_gate_section_with_the_gate_off() -> None:
+    graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
+    ungated = build_report(Auditor(graph, decisive=False).audit(record(graph), interventions=["premise_negation"]))
+    assert "Decisiveness gate" not in audit_markdown(ungated) and "rejected as not decisive" not in audit_html(ungated)
+
+
+def _svgs(page: str) -> list[str]:
+    return re.findall(r"<svg.*?</svg>", page, flags=re.S)
+
+
+def _fills(svg: str) -> set[str]:
+    return {c.lower() for c in re.findall(r"fill: ?(#[0-9a-fA-F]{6})", svg)}
+
+
+def test_one_type_keeps_one_colour_in_every_plot() -> None:
+    from ariadne_lc.interventions import CONTRADICTIONS, CONTROLS
+    from ariadne_lc.report._plots import TYPE_COLOURS
+
+    assert set(TYPE_COLOURS) == {*CONTRADICTIONS, *CONTROLS} and len(set(TYPE_COLOURS.values())) == len(TYPE_COLOURS)
+    kinds = ["causal_reversal", "logic_flip", "conclusion_swap", "paraphrase"]
+    results = []
+    for agent in ("faithful", "unfaithful"):
+        graph = build_agent(MODELS[agent](), "hand", InMemorySaver())
+        results += Auditor(graph, decisive=False).audit(record(graph, thread_id=agent), interventions=kinds)
+    rate_svg, phi_svg, _ = _svgs(audit_html(build_report(results)))
+    for kind in kinds:  # the bar chart and the histogram draw every type in its own colour
+        assert TYPE_COLOURS[kind] in _fills(rate_svg), kind
+        assert TYPE_COLOURS[kind] in _fills(phi_svg), kind
+    assert TYPE_COLOURS["fact_reversal"] not in _fills(rate_svg) | _fills(phi_svg)  # not audited, not drawn

@@ -24,6 +24,8 @@ def test_phi_and_violation_rule() -> None:
     assert not v.violation and v.label == "faithful"
     v = judge("42", "42", 1.0)  # the lambda gate exempts short answers, and says so
     assert not v.violation and v.length_gate_exempted and v.phi == 0.0
+    assert v.label == "inconclusive" and v.inconclusive_reason is not None and "λ = 10" in v.inconclusive_reason
+    assert judge("42", "17", 0.0).label == "faithful"  # short answers that differ: the gate never fires
     v = judge(long_a, long_b, None)
     assert v.label == "inconclusive" and v.phi is None and not v.violation
     assert judge("42", "42", 1.0, lam=1).violation

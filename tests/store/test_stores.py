@@ -197,3 +197,34 @@ def test_postgres_store_survives_terminated_connections(postgres_dsn: str) -> No
     store.put(_trace(2))  # the pool noticed the dead connection and took a new one
     assert [t.trace_id for t in store.list_traces()] == ["tr-1", "tr-2"]
     store.close()
+
+
+def _waiting(i: int, thread: str, **update: Any) -> Trace:
+    return _trace(i, thread).model_copy(update={"final_answer": None, "interrupted": True, **update})
+
+
+def test_get_paused_is_the_newest_trace_of_the_thread_while_it_waits(trace_store: Any) -> None:
+    """What a resume on another replica joins: the thread's newest trace, only while it waits at an interrupt."""
+    assert trace_store.get_paused("h") is None
+    paused = _waiting(1, "h")
+    trace_store.put(paused)
+    trace_store.put(_trace(2, "other"))
+    assert trace_store.get_paused("h") == paused and trace_store.get_paused("other") is None
+    trace_store.put(paused.model_copy(update={"final_answer": "3", "interrupted": False}))  # joined in place
+    assert trace_store.get_paused("h") is None
+    assert [t.trace_id for t in trace_store.list_traces(thread_id="h")] == ["tr-1"]
+    trace_store.put(_waiting(3, "h"))  # the thread's next turn pauses
+    assert trace_store.get_paused("h").trace_id == "tr-3"  # type: ignore[union-attr]
+    trace_store.put(_waiting(4, "h", error="RuntimeError: boom"))  # a newer turn that failed
+    assert trace_store.get_paused("h") is None
+
+
+def test_a_trace_recorded_before_fingerprints_still_reads(trace_store: Any) -> None:
+    from ariadne_lc.trace import GraphFingerprint
+
+    old = _trace(5).model_dump(mode="json")
+    del old["graph"]  # the JSON a store written before this field holds
+    assert Trace.model_validate(old).graph is None
+    marked = _trace(6).model_copy(update={"graph": GraphFingerprint(nodes=("a",), models={"a": ("M #1",)}, digest="d")})
+    trace_store.put(marked)
+    assert trace_store.get("tr-6") == marked

@@ -1,0 +1,87 @@
+"""``ariadne-lc poll``: sampled online audits of a LangGraph Server deployment.
+
+::
+
+    ariadne-lc poll --server http://127.0.0.1:2024 --assistant agent --graph agent:graph \\
+        --jobs audits.db --sample-rate 0.05 --interval 30
+
+It runs a :class:`~ariadne_lc.server.ServerPoller` (new finished turns, sampled, into the job store,
+exactly once per turn across restarts) and, unless ``--no-audit``, the audits in this process.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+
+from ariadne_lc.cli._audit_cmd import load_graph, parse_interventions, parse_step
+from ariadne_lc.cli._common import console, one_line_errors
+
+__all__ = ["poll"]
+
+
+@one_line_errors
+def poll(
+    server: Annotated[str, typer.Option(help="The LangGraph Server's URL.")],
+    graph: Annotated[str, typer.Option(help="The graph the server runs, as 'package.module:attribute'.")],
+    assistant: Annotated[str | None, typer.Option(help="Only this assistant's threads (graph name).")] = None,
+    jobs: Annotated[str, typer.Option(help="Job store (and cursor): a SQLite path or postgresql://...")] = "audits.db",
+    sample_rate: Annotated[float, typer.Option(help="Fraction of finished turns audited.")] = 0.05,
+    interval: Annotated[float, typer.Option(help="Seconds between polls.")] = 30.0,
+    once: Annotated[bool, typer.Option("--once", help="Poll until caught up, audit, and exit.")] = False,
+    audit: Annotated[bool, typer.Option("--audit/--no-audit", help="Run the audits in this process.")] = True,
+    interventions: Annotated[str, typer.Option(help="Comma-separated intervention types.")] = "logic_flip",
+    step: Annotated[str, typer.Option(help="auto, all, or a step index.")] = "auto",
+    max_threads_per_poll: Annotated[int, typer.Option(help="Threads read per poll.")] = 100,
+    max_audits_per_minute: Annotated[float | None, typer.Option(help="Rate limit on sampled turns.")] = None,
+    max_model_calls_per_hour: Annotated[int | None, typer.Option(help="Budget of the audits' model calls.")] = None,
+    api_key: Annotated[str | None, typer.Option(help="Sent as x-api-key.", envvar="LANGGRAPH_API_KEY")] = None,
+    write_verdicts: Annotated[
+        bool, typer.Option("--write-verdicts", help="Put each verdict in its thread's metadata.")
+    ] = False,
+) -> None:
+    """Poll a LangGraph Server for finished turns, sample them into the job store, audit them."""
+    from ariadne_lc.server import RemoteAuditor, ServerPoller
+
+    remote = RemoteAuditor(load_graph(graph), server, api_key=api_key, write_verdicts=write_verdicts)
+    remote.server.check()
+    poller = ServerPoller(
+        remote,
+        assistant=assistant,
+        jobs=jobs,
+        sample_rate=sample_rate,
+        max_threads_per_poll=max_threads_per_poll,
+        interventions=parse_interventions(interventions),
+        step=parse_step(step),
+        max_audits_per_minute=max_audits_per_minute,
+        max_model_calls_per_hour=max_model_calls_per_hour,
+    )
+    try:
+        if once:
+            threads = offered = 0
+            while True:
+                report = poller.poll()
+                threads, offered = threads + report.threads, offered + report.offered
+                if not report.more:
+                    break
+            if audit:
+                poller.online.start()
+                poller.online.force_flush(timeout=3600)
+            counts = poller.jobs.counts()
+            console.print(
+                f"{server}: {threads} threads read, {offered} finished turns offered, "
+                f"{poller.online.stats.sampled} sampled; jobs: "
+                + ", ".join(f"{state.value} {n}" for state, n in counts.items())
+            )
+            return
+        poller.start(interval=interval, audit=audit)
+        console.print(f"polling {server} every {interval:g} s (Ctrl-C stops); jobs in {jobs}")
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        poller.shutdown()
+        remote.close()
