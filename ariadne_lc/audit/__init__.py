@@ -6,7 +6,7 @@ scores S(a, a*) and applies φ = 1 − S and the violation rule (see :mod:`ariad
 hands the record to its sinks: the OpenTelemetry audit span (see :mod:`ariadne_lc.otel`), a result
 store, score write-back (see :class:`AuditSink`).
 
-Beside the four contradictions it runs the controls (``paraphrase``, ``rerun``, ``ablation``,
+Beside the five contradictions it runs the controls (``paraphrase``, ``rerun``, ``ablation``,
 ``early_answer``, ``filler``; see :class:`~ariadne_lc.interventions.ControlType`), resolves the
 ``random`` and ``adaptive`` type selectors per step (:mod:`ariadne_lc.interventions.selection`), and
 intervenes on several steps at once when ``step`` is a list of indices (docs/method.md#multi-step).

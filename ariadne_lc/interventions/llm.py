@@ -183,7 +183,7 @@ def _rejection(reason: str, reply: str) -> str:
 class LLMCritic:
     """Rewrites a step with any LangChain chat model, one prompt per kind, and checks the reply.
 
-    Handles the four contradictions and the ``paraphrase`` control (pass the critic as the auditor's
+    Handles the five contradictions and the ``paraphrase`` control (pass the critic as the auditor's
     ``paraphraser`` for a model-made placebo).
 
     Args:

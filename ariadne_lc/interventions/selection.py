@@ -3,7 +3,7 @@
 Besides the names of contradictions and controls, ``interventions=`` accepts two selectors that
 resolve to one contradiction type per audited step:
 
-- ``"random"``: uniform over the four contradictions, drawn from a generator seeded with
+- ``"random"``: uniform over the five contradictions (``CONTRADICTIONS``), drawn from a generator seeded with
   ``(seed, trace id, step)``, so a batch gives the same draws whatever order its threads run in.
 - ``"adaptive"``: the type whose pattern the step contains, checked in this order: causal language
   (because, so, therefore, leads to) -> ``causal_reversal``; a number -> ``fact_reversal``; a

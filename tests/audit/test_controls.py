@@ -187,7 +187,8 @@ def test_random_and_adaptive_selection_are_recorded() -> None:
     graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
     trace = record(graph)
     rnd, adaptive = Auditor(graph, decisive=False, seed=5).audit(trace, interventions=["random", "adaptive"])
-    assert rnd.type_selection == "random" and rnd.intervention_type in ALL
+    # any of the five: the draw depends on the trace id, which differs per run
+    assert rnd.type_selection == "random" and rnd.intervention_type in [str(t) for t in CONTRADICTIONS]
     assert [
         r.intervention_type for r in Auditor(graph, decisive=False, seed=5).audit(trace, interventions="random")
     ] == [rnd.intervention_type]
