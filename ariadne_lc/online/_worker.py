@@ -19,7 +19,8 @@ cannot fix: a missing checkpoint, or an error of a type this package does not kn
 checkpointer's ``sqlite3.ProgrammingError`` on a closed database, which the auditor records in the
 result with its type) or the attempts are used up — the error is stored, with the failed results or one
 that records it. *Superseded*: the claim was lost (the lease expired and another worker took the job)
-— the results are discarded.
+— the results are discarded. A bug in the bookkeeping around an audit (a runner or callback that raises) fails
+the job at once with that error, so it cannot come back after every lease and hold up ``force_flush``.
 """
 
 from __future__ import annotations
@@ -305,8 +306,9 @@ class AuditEngine:
                 await self._process(job)
             except asyncio.CancelledError:
                 raise  # shutting down: the claim stays listed and the shutdown releases it
-            except Exception:
-                logger.exception("ariadne online: bookkeeping of job %s failed", job.job_id)
+            except Exception as exc:
+                logger.exception("ariadne online: bookkeeping of job %s failed; failing the job", job.job_id)
+                await self._io(self._give_up, job, exc)
             with self._claims_lock:
                 self._claims.discard(claim)
 
@@ -416,6 +418,21 @@ class AuditEngine:
         if kept and kind != "retry" and self.on_committed is not None:
             self.on_committed(job, results)  # after the commit: the job store holds the record of truth
         self.on_outcome(Outcome(job, kind if kept else "superseded", calls, duration, error))
+
+    def _give_up(self, job: Job, exc: Exception) -> None:
+        """Fail ``job`` after a bug around its audit (the runner's bookkeeping, a callback), using nothing that
+        may have raised. Left claimed, the job would come back when its lease expired, hit the same bug on
+        every attempt and keep ``force_flush`` waiting for ever."""
+        error = f"{type(exc).__name__} in the online auditor's bookkeeping: {exc}"
+        try:
+            with self.commit_lock:
+                kept = self.jobs.fail(job, error, [failed_result(job.trace, error, type(exc).__name__)], model_calls=0)
+                if kept:
+                    self.on_finished()
+            if kept:
+                self.on_outcome(Outcome(job, "failed", 0, 0.0, error))
+        except Exception:
+            logger.exception("ariadne online: could not fail job %s either; its lease will expire", job.job_id)
 
 
 def _in_daemon_thread(fn: Callable[[], T], name: str) -> asyncio.Future[T]:

@@ -18,7 +18,15 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from ariadne_lc import AriadneCallbackHandler, ConfigurationError, InMemoryTraceStore, StoreError, Trace
+from ariadne_lc import (
+    AriadneCallbackHandler,
+    Auditor,
+    ConfigurationError,
+    InMemoryTraceStore,
+    StoreError,
+    Trace,
+    TraceError,
+)
 from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, JobState, OnlineAuditor, RunFilter, SQLiteJobStore
 from ariadne_lc.semconv import ARIADNE_SAMPLE_RATE
 from tests.helpers import build_agent, record
@@ -215,6 +223,46 @@ def test_an_unreplayable_trace_fails_at_once(tmp_path: Path, saver: SqliteSaver)
     results = {r.trace_id: r for r in online.jobs.list_results()}
     assert sorted(results) == ["gone", "nothing-to-audit"]  # no trace leaves no trace: its reason is stored
     assert results["nothing-to-audit"].nothing_to_audit and results["nothing-to-audit"].status == "not_applicable"
+    online.shutdown()
+
+
+class _RunnerWithoutReplayMode:
+    """A user's own runner missing a property the bookkeeping reads (the bug behind a hang on CI once)."""
+
+    def __init__(self, auditor: Auditor) -> None:
+        self.inner = auditor
+
+    @property
+    def replay_mode(self) -> Any:
+        raise AttributeError("'_RunnerWithoutReplayMode' object has no attribute 'replay_mode'")
+
+    @property
+    def sinks(self) -> tuple[Any, ...]:
+        return self.inner.sinks
+
+    def with_sinks(self, sinks: Any) -> _RunnerWithoutReplayMode:
+        return _RunnerWithoutReplayMode(self.inner.with_sinks(sinks))
+
+    def audit(self, trace: Trace, step: Any = "auto", interventions: Any = ("logic_flip",)) -> list[Any]:
+        raise TraceError(f"trace {trace.trace_id} cannot be audited")
+
+    async def aaudit(self, trace: Trace, step: Any = "auto", interventions: Any = ("logic_flip",)) -> list[Any]:
+        return self.audit(trace, step, interventions)
+
+
+def test_a_bug_in_the_bookkeeping_fails_the_job_once_instead_of_hanging(tmp_path: Path, saver: SqliteSaver) -> None:
+    graph = build_agent(slow_model(), "hand", saver)
+    runner = _RunnerWithoutReplayMode(Auditor(graph))
+    online = online_for(graph, tmp_path, sample_rate=1.0, max_attempts=3, lease=0.5, auditor=runner)
+    run(graph, 0, callbacks=[online.handler])
+    online.start()
+    assert online.force_flush(30)
+    (job,) = online.jobs.list_jobs()
+    assert job.state is JobState.FAILED and job.attempts == 1
+    assert (job.error or "").startswith("AttributeError in the online auditor's bookkeeping")
+    (result,) = online.jobs.list_results()
+    assert result.status == "failed" and result.error_type == "AttributeError"
+    assert (online.stats.failed, online.stats.retried) == (1, 0)
     online.shutdown()
 
 
