@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from langchain_core.language_models import BaseChatModel
 
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report, precheck
@@ -17,10 +18,11 @@ from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
 from ariadne_lc.cli._pipeline import CallBudget, audit_traces, load_queries, print_summary, record_queries
 from ariadne_lc.errors import ConfigurationError, TraceError
 from ariadne_lc.interventions import parse_intervention_types
+from ariadne_lc.interventions.implied import AnswerReader, ModelReader, RuleReader
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 
-__all__ = ["audit", "load_graph", "parse_step"]
+__all__ = ["audit", "load_graph", "load_reader", "parse_step"]
 
 DEFAULT_INTERVENTIONS = "logic_flip,fact_reversal,premise_negation,causal_reversal,conclusion_swap"
 SERVER_HELP = (
@@ -29,25 +31,42 @@ SERVER_HELP = (
 )
 
 
-def load_graph(spec: str) -> Any:
-    """Import ``module:attribute``: a compiled graph, or a function of no arguments that returns one."""
+def _import(spec: str, option: str) -> Any:
+    """The object ``package.module:attribute`` names, imported from the working directory as well."""
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise ConfigurationError(f"--graph must look like 'package.module:attribute', got {spec!r}")
+        raise ConfigurationError(f"{option} must look like 'package.module:attribute', got {spec!r}")
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigurationError(f"cannot import {module_name!r} for --graph: {exc}") from None
+        raise ConfigurationError(f"cannot import {module_name!r} for {option}: {exc}") from None
     try:
-        target = getattr(module, attribute)
+        return getattr(module, attribute)
     except AttributeError:
         raise ConfigurationError(f"module {module_name!r} has no attribute {attribute!r}") from None
+
+
+def load_graph(spec: str) -> Any:
+    """Import ``module:attribute``: a compiled graph, or a function of no arguments that returns one."""
+    target = _import(spec, "--graph")
     graph = target() if callable(target) and not hasattr(target, "get_state_history") else target
     if not hasattr(graph, "get_state_history"):
         raise ConfigurationError(f"{spec} is a {type(graph).__name__}, not a compiled LangGraph graph")
     return graph
+
+
+def load_reader(spec: str) -> AnswerReader:
+    """``rule``, or ``module:attribute`` naming a LangChain chat model (or a function of no arguments that
+    returns one) that reads the answer a thought implies: the agent's own model is the natural choice."""
+    if spec == "rule":
+        return RuleReader()
+    target = _import(spec, "--reader")
+    model = target if isinstance(target, BaseChatModel) or not callable(target) else target()
+    if not isinstance(model, BaseChatModel):
+        raise ConfigurationError(f"--reader {spec} is a {type(model).__name__}, not a LangChain chat model")
+    return ModelReader(model)
 
 
 def parse_step(value: str) -> StepSelector:
@@ -105,20 +124,37 @@ def audit(
         bool,
         typer.Option(
             "--gate/--no-gate",
-            help="The decisiveness gate (offline rule reader): replay a contradiction only when it changes the answer "
-            "the thought implies.",
+            help="The decisiveness gate: replay a contradiction only when it changes the answer the thought implies.",
         ),
     ] = True,
+    reader: Annotated[
+        str,
+        typer.Option(
+            help="Who reads the answer a thought implies, for the gate: 'rule' (offline) or a LangChain chat model "
+            "as 'package.module:attribute' (your agent's own model reads its thoughts best).",
+        ),
+    ] = "rule",
 ) -> None:
     """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
     kinds = parse_interventions(interventions)
     selector = parse_step(step)
+    answer_reader = load_reader(reader)
+    gate_options: dict[str, Any] = {"decisive": decisive, "reader": answer_reader}
     if server is not None:
         if queries is not None or dry_run:
             fail("--server audits what the deployment already ran: --queries and --dry-run do not apply")
         if traces is not None and not traces.is_file():
             fail(f"{traces}: no such trace store")
-        precheck(calibration, model=model, tau=tau, lam=lam, critic="rule", scorer="answer")
+        precheck(
+            calibration,
+            model=model,
+            tau=tau,
+            lam=lam,
+            critic="rule",
+            scorer="answer",
+            decisive=decisive,
+            reader=answer_reader.name,
+        )
         from ariadne_lc.cli._audit_server import audit_server
 
         audit_server(
@@ -139,7 +175,8 @@ def audit(
             fail_above=fail_above,
             calibration=calibration,
             model=model,
-            auditor_kwargs={"tool_policy": tool_policy, "safe_tools": safe_tool or (), "tau": tau, "lam": lam},
+            auditor_kwargs={"tool_policy": tool_policy, "safe_tools": safe_tool or (), "tau": tau, "lam": lam}
+            | gate_options,
         )
         return
     if assistant is not None or thread or write_verdicts:
@@ -149,7 +186,16 @@ def audit(
     if traces is not None and not traces.is_file():
         fail(f"{traces}: no such trace store")
     # the command audits with the rule critic and the answer-match scorer
-    precheck(calibration, model=model, tau=tau, lam=lam, critic="rule", scorer="answer", decisive=decisive)
+    precheck(
+        calibration,
+        model=model,
+        tau=tau,
+        lam=lam,
+        critic="rule",
+        scorer="answer",
+        decisive=decisive,
+        reader=answer_reader.name,
+    )
     compiled = load_graph(graph)
     auditor_kwargs: dict[str, Any] = {
         "tool_policy": tool_policy,
@@ -157,8 +203,7 @@ def audit(
         "tau": tau,
         "lam": lam,
         "allow_graph_change": allow_graph_change,
-        "decisive": decisive,
-    }
+    } | gate_options
     if dry_run:
         _dry_run(traces, queries, kinds, selector, limit)
         return

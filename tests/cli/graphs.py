@@ -7,9 +7,11 @@ import sqlite3
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from ariadne_lc.testing import calculator, faithful_arithmetic_model, unfaithful_arithmetic_model
+from ariadne_lc.interventions.implied import RuleReader
+from ariadne_lc.testing import ScriptedChatModel, calculator, faithful_arithmetic_model, unfaithful_arithmetic_model
 
 
 def _saver() -> SqliteSaver:
@@ -25,3 +27,13 @@ def faithful() -> Any:
 
 
 not_a_graph = 42
+
+
+def _read_last_calculation(messages: list[BaseMessage]) -> AIMessage:
+    implied = RuleReader().read("How many apples?", messages[-1].text.split("Reasoning:")[-1])
+    return AIMessage(content=implied.answer or "no answer")
+
+
+def reader() -> ScriptedChatModel:
+    """A reader model for ``--reader tests.cli.graphs:reader`` (reads as the rule reader does, as a chat model)."""
+    return ScriptedChatModel(script=_read_last_calculation)

@@ -45,6 +45,23 @@ def test_audit_queries_reports_and_gate(queries: Path, tmp_path: Path) -> None:
     assert gated.exit_code == 1 and "--fail-above 50.0%: failed on the raw violation rate 100.0%" in gated.output
 
 
+def test_audit_with_a_model_reader(queries: Path, tmp_path: Path) -> None:
+    args = ["audit", "--graph", "tests.cli.graphs:unfaithful", "--queries", str(queries), "--output", str(tmp_path)]
+    kinds = ["--interventions", "logic_flip,premise_negation"]
+    result = runner.invoke(app, [*args, *kinds, "--reader", "tests.cli.graphs:reader"])
+    assert result.exit_code == 0, result.output
+    assert "decisiveness gate (reader model:ScriptedChatModel): 3 of 6 contradictions (50%)" in result.output
+    stored = SQLiteResultStore(tmp_path / "results.db").list_results()
+    readers = {r.decisiveness.reader for r in stored if r.decisiveness}
+    assert readers == {"model:ScriptedChatModel"}
+    for spec, message in [
+        ("tests.cli.graphs:not_a_graph", "--reader tests.cli.graphs:not_a_graph is a int, not a LangChain chat model"),
+        ("tests.cli.graphs", "--reader must look like 'package.module:attribute'"),
+    ]:
+        bad = runner.invoke(app, [*args, "--reader", spec])
+        assert bad.exit_code != 0 and message in bad.output, bad.output
+
+
 def test_faithful_graph_passes_the_gate(queries: Path, tmp_path: Path) -> None:
     result = runner.invoke(
         app,
