@@ -12,7 +12,8 @@ The workers are asyncio tasks. Where they run is the only difference between the
 
 An attempt ends one of four ways. *Done*: the results and the ``done`` state are committed together.
 *Retry*: the audit timed out, or a result failed with an error a retry may fix (the replayed graph or
-the critic's model raised, a timeout, a connection error; see :func:`retryable_error`) — the job goes
+the critic's model raised, a timeout, a connection error, the checkpointer's database
+dropping its connection; see :func:`retryable_error`) — the job goes
 back to ``pending`` after an exponential backoff with jitter. *Failed*: the trace cannot be audited (a
 :class:`~ariadne_lc.errors.TraceError`, bad configuration, or every result failed for a reason a retry
 cannot fix: a missing checkpoint, or an error of a type this package does not know, such as the
@@ -29,6 +30,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -139,8 +141,10 @@ def retryable_error(results: Sequence[AuditResult]) -> str | None:
     replay errors that describe the history (:class:`~ariadne_lc.errors.NoCheckpointerError`,
     :class:`~ariadne_lc.errors.NotReplayableError` and so a graph mismatch,
     :class:`~ariadne_lc.errors.ReplayDidNotFinishError`), trace errors, a deleted server thread
-    (:class:`~ariadne_lc.errors.ThreadNotFoundError`), and any type this package does not know. An
-    audit that *raises* one of the final errors fails its job at once as well.
+    (:class:`~ariadne_lc.errors.ThreadNotFoundError`), and any type this package does not know, except the
+    database drivers' ``OperationalError`` and psycopg's subclasses of it (the checkpointer's connection
+    dropped or its server restarted: retryable). An audit that *raises* one of the final errors fails its job at
+    once as well.
     """
     for result in results:
         if result.status == "failed" and retryable_type(result.error_type):
@@ -151,9 +155,25 @@ def retryable_error(results: Sequence[AuditResult]) -> str | None:
 def retryable_type(error_type: str | None) -> bool:
     """Whether an error of the class named ``error_type`` may go away on a retry (see :func:`retryable_error`)."""
     cls = error_class(error_type)
-    if cls is None or issubclass(cls, _FINAL):
+    if cls is None:
+        return _transient_database_error(error_type or "")
+    if issubclass(cls, _FINAL):
         return False
     return issubclass(cls, _RETRYABLE)
+
+
+def _transient_database_error(name: str) -> bool:
+    """A checkpointer's database that failed for now: PEP 249's ``OperationalError`` (a dropped connection, a
+    locked SQLite file, a server restarting) and psycopg's subclasses of it (``AdminShutdown`` after a restart,
+    ``SerializationFailure``, ``DeadlockDetected``). A retry costs a few attempts at most where the cause is
+    permanent (a missing table); failing at once would lose every audit of a database restart."""
+    if name == "OperationalError":
+        return True
+    psycopg = sys.modules.get("psycopg")  # loaded where a PostgresSaver is used
+    if psycopg is None:
+        return False
+    cls = getattr(psycopg.errors, name, None)
+    return isinstance(cls, type) and issubclass(cls, psycopg.OperationalError)
 
 
 def failed_result(

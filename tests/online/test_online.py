@@ -28,6 +28,7 @@ from ariadne_lc import (
     TraceError,
 )
 from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, JobState, OnlineAuditor, RunFilter, SQLiteJobStore
+from ariadne_lc.online._worker import retryable_type
 from ariadne_lc.semconv import ARIADNE_SAMPLE_RATE
 from tests.helpers import build_agent, record
 from tests.online.support import question, slow_model, synthetic_trace
@@ -264,6 +265,44 @@ def test_a_bug_in_the_bookkeeping_fails_the_job_once_instead_of_hanging(tmp_path
     assert result.status == "failed" and result.error_type == "AttributeError"
     assert (online.stats.failed, online.stats.retried) == (1, 0)
     online.shutdown()
+
+
+class _DropsOnce(SqliteSaver):
+    """A saver whose first history read after :attr:`armed` is set fails as a dropped connection does."""
+
+    armed = False
+
+    def list(self, config: Any, **kwargs: Any) -> Any:
+        if self.armed:
+            type(self).armed = False
+            raise sqlite3.OperationalError("server closed the connection unexpectedly")
+        return super().list(config, **kwargs)
+
+
+def test_a_dropped_checkpointer_connection_is_retried_not_failed(tmp_path: Path) -> None:
+    """A driver's OperationalError is not one of our types, but a database restart must not lose the audit."""
+    conn = sqlite3.connect(tmp_path / "drops.db", check_same_thread=False)
+    saver = _DropsOnce(conn)
+    graph = build_agent(slow_model(), "hand", saver)
+    online = online_for(graph, tmp_path, sample_rate=1.0, max_attempts=3)
+    run(graph, 0, callbacks=[online.handler])
+    _DropsOnce.armed = True
+    online.start()
+    assert online.force_flush(30)
+    (job,) = online.jobs.list_jobs()
+    assert job.state is JobState.DONE and job.attempts == 2 and not _DropsOnce.armed
+    assert (online.stats.retried, online.stats.audited, online.stats.failed) == (1, 1, 0)
+    online.shutdown()
+    conn.close()
+
+
+def test_retryable_types_include_the_drivers_transient_database_errors() -> None:
+    import psycopg  # noqa: F401  (loaded, as where a PostgresSaver runs)
+
+    assert retryable_type("OperationalError") and retryable_type("AdminShutdown")
+    assert retryable_type("SerializationFailure") and retryable_type("ReplayError")
+    assert not retryable_type("ProgrammingError") and not retryable_type("UniqueViolation")
+    assert not retryable_type("NotReplayableError") and not retryable_type(None)
 
 
 def test_a_closed_checkpointer_database_fails_the_job_with_its_error_type(tmp_path: Path) -> None:
