@@ -83,6 +83,15 @@ class Admission:
         except Exception:
             self.error("queueing")
 
+    def on_trace(self, trace: Trace) -> None:
+        """A sampled run's trace, built by the recorder (with a trace store: a resumed turn arrives here joined
+        to its paused half, which may have run on another replica)."""
+        try:
+            if self._auditable(trace.final_answer is not None):
+                self._admit(trace)
+        except Exception:
+            self.error("queueing")
+
     def offer(self, trace: Trace) -> None:
         """A finished, recorded trace from elsewhere: the same rules as the two hooks together."""
         try:

@@ -45,6 +45,7 @@ from ariadne_lc.online._persister import Dispatcher, Persister
 from ariadne_lc.online._sampler import Budget, RateLimiter, RunFilter, Sampler
 from ariadne_lc.online._worker import AuditEngine, AuditRunner
 from ariadne_lc.recorder import AriadneCallbackHandler, SpanContextGetter
+from ariadne_lc.store import TraceStore
 from ariadne_lc.trace import Trace
 
 __all__ = [
@@ -143,6 +144,11 @@ class OnlineAuditor:
         dispatcher: Announces each batch of newly committed jobs to workers elsewhere (a broker), on the
             persister thread; default none (workers poll the store). See
             :class:`~ariadne_lc.online.Dispatcher`: one that raises or blocks never reaches the agent.
+        trace_store: A trace store the replicas serving this agent share (``PostgresTraceStore``), for human in
+            the loop across replicas: each sampled run's trace is stored there (on the recorder's builder
+            thread), and a turn paused at an interrupt on one replica and resumed on another is joined into one
+            trace and audited whole. The resume follows its paused half's sampling decision. Default none:
+            paused runs wait in this process's memory, and a resume that reaches another replica is not audited.
 
     Examples:
         >>> online = OnlineAuditor(graph, jobs="audits.db", sample_rate=0.05)  # doctest: +SKIP
@@ -179,6 +185,7 @@ class OnlineAuditor:
         name: str | None = None,
         span_context_getter: SpanContextGetter | None = None,
         dispatcher: Dispatcher | None = None,
+        trace_store: TraceStore | None = None,
     ) -> None:
         for arg, value in (("max_queue_size", max_queue_size), ("max_batch_size", max_batch_size)):
             _positive(arg, value, minimum=1, strict=False)
@@ -229,11 +236,16 @@ class OnlineAuditor:
         )
         self.stats: OnlineStats = self._admission.stats
         """What this auditor did so far (read under no lock: a snapshot may be mid-update)."""
+        self.trace_store = trace_store
+        # With a trace store the recorder builds each sampled trace (joining resumed turns through the store)
+        # and hands it over; without one the persister builds it from the finished run.
         self.handler = AriadneCallbackHandler(
+            trace_store,
             graph=graph,
             span_context_getter=span_context_getter,
             sample=self._admission.head,
-            on_run_end=self._admission.on_run_end,
+            on_run_end=None if trace_store is not None else self._admission.on_run_end,
+            on_trace=self._admission.on_trace if trace_store is not None else None,
         )
         """The callback handler to put in the agent's run config."""
         metrics = MetricsExporter(meter_provider, self.name, __version__)
@@ -348,16 +360,20 @@ class OnlineAuditor:
     def force_flush(self, timeout: float = DEFAULT_TIMEOUT) -> bool:
         """Persist every accepted run and, when this process runs workers, wait until every job
         persisted so far is done or failed. ``True`` if that happened within ``timeout`` seconds."""
-        return self._life.force_flush(timeout)
+        return self._flush_recorder(timeout) and self._life.force_flush(timeout)
+
+    def _flush_recorder(self, timeout: float) -> bool:
+        """With a trace store, runs reach the queue from the recorder's builder thread: wait for those first."""
+        return self.trace_store is None or self.handler.flush(timeout)
 
     def flush_persisted(self, timeout: float = DEFAULT_TIMEOUT) -> bool:
         """Commit every accepted run to the job store, without waiting for audits. ``True`` if that
         happened within ``timeout`` seconds (e.g. before a poller saves its cursor)."""
-        return self._life.flush_persisted(timeout)
+        return self._flush_recorder(timeout) and self._life.flush_persisted(timeout)
 
     async def aforce_flush(self, timeout: float = DEFAULT_TIMEOUT) -> bool:
         """:meth:`force_flush` without blocking the running loop (the waiting happens on a thread)."""
-        return await asyncio.to_thread(self._life.force_flush, timeout)
+        return await asyncio.to_thread(self.force_flush, timeout)
 
     def shutdown(self, timeout: float = DEFAULT_TIMEOUT, *, drain: bool = True) -> ShutdownReport:
         """Refuse new runs, persist what was accepted, finish the queued audits (``drain``), stop the
@@ -366,10 +382,12 @@ class OnlineAuditor:
         Nothing persisted is lost: unfinished jobs wait in the job store for the next start. Returns
         what was left; calling it again returns the same report.
         """
+        self._flush_recorder(timeout)
         return self._life.shutdown(timeout, drain=drain)
 
     async def ashutdown(self, timeout: float = DEFAULT_TIMEOUT, *, drain: bool = True) -> ShutdownReport:
         """:meth:`shutdown` from the event loop the workers run on (or any loop)."""
+        await asyncio.to_thread(self._flush_recorder, timeout)
         return await self._life.ashutdown(timeout, drain=drain)
 
     def __enter__(self) -> OnlineAuditor:

@@ -317,7 +317,10 @@ class AriadneCallbackHandler(BaseCallbackHandler):
                 return
             # A new turn on a thread whose interrupt was never answered: that turn stays unfinished.
         agent_name = metadata.get(GEN_AI_AGENT_NAME) or name
-        if self.sample is not None:
+        # A resume joined through the store follows the sampling of its paused half (its trace id decided it,
+        # maybe on another replica): recorded here, kept at delivery only if that half is in the store.
+        sampled_by_head = resume is not None and self.store is not None and self.sample is not None
+        if self.sample is not None and not sampled_by_head:
             try:
                 keep = self.sample(str(run_id), agent_name, tuple(tags or ()), metadata)
             except Exception:
@@ -338,7 +341,7 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             started=time.time(),
         )
         if resume is not None:  # joined to its paused trace in the store when built, or stored alone
-            run.resumes, run.resume = True, resume
+            run.resumes, run.resume, run.sampled_by_head = True, resume, sampled_by_head
         with self._lock:
             full = len(self._runs) >= self.max_runs_in_flight
             if full:
@@ -406,6 +409,7 @@ class AriadneCallbackHandler(BaseCallbackHandler):
             partial(build_trace, built, outputs, error, run.span, paused, fingerprint=self._fingerprint),
             thread_id=run.thread_id,
             resumes=run.resumes,
+            sampled_by_head=run.sampled_by_head,
         )
         if self.on_run_end is not None:
             try:
@@ -480,6 +484,9 @@ class AriadneCallbackHandler(BaseCallbackHandler):
         if finished.resumes and self.store is not None:
             head = self._paused_trace(finished)
             with self._lock:
+                if head is None and finished.sampled_by_head:
+                    self.stats.unsampled += 1  # its paused half was not sampled: neither is the rest of the turn
+                    return
                 if head is None:
                     self.stats.unjoined += 1
                 else:

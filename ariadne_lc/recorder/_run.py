@@ -45,7 +45,7 @@ class FinishedRun:
     longer touches what it reads), once.
     """
 
-    __slots__ = ("_build", "failed", "resumes", "thread_id", "ticket", "trace_id")
+    __slots__ = ("_build", "failed", "resumes", "sampled_by_head", "thread_id", "ticket", "trace_id")
 
     def __init__(
         self,
@@ -55,6 +55,7 @@ class FinishedRun:
         *,
         thread_id: str | None = None,
         resumes: bool = False,
+        sampled_by_head: bool = False,
     ) -> None:
         self.trace_id = trace_id
         """The trace id the built trace will have (a turn resumed in the same handler keeps its first
@@ -67,6 +68,8 @@ class FinishedRun:
         self.resumes = resumes
         """The run resumed a turn paused elsewhere (another handler, another process): the recorder
         joins it to the paused trace in its store when it delivers it."""
+        self.sampled_by_head = sampled_by_head
+        """Recorded because it resumes a turn (its paused half decided the sampling): dropped unless joined."""
         self.ticket: int | None = None
         """The run's entry among the store's pending builds (see :mod:`ariadne_lc.store._pending`)."""
         self._build = build
@@ -99,7 +102,9 @@ class RecorderStats:
     """Paused runs a handler without a store forgot before their resume (``max_paused_runs`` reached):
     their resume is stored alone (``unjoined``)."""
     unjoined: int = 0
-    """Resumes whose paused trace was not found (not in the store, or forgotten): stored alone, not auditable."""
+    """Resumes whose paused trace was not found (not in the store, or forgotten): stored alone, not auditable.
+    With a ``sample`` hook and a store, a resume whose paused half was not found was not sampled: it is dropped
+    and counted in ``unsampled`` instead."""
 
 
 @dataclass(slots=True)
@@ -138,6 +143,9 @@ class _Run:
     """This run resumed a turn whose paused part the handler does not hold (it is in the store, or lost)."""
     resume: Any = None
     """The ``Command(resume=...)`` value of such a run."""
+    sampled_by_head: bool = False
+    """Recorded without asking ``sample``: a resume follows its paused half's sampling decision, so it is kept
+    only if that half is found in the store (it was sampled), and dropped otherwise."""
 
     def snapshot(self) -> _Run:
         """A copy the builder may read while this run goes on after a resume."""
