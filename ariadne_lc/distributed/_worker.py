@@ -41,7 +41,7 @@ from typing import Any, TypeVar
 from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
 
-from ariadne_lc.audit import Auditor, StepSelector
+from ariadne_lc.audit import StepSelector
 from ariadne_lc.distributed._app import TASK_NAME
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._limits import FleetLimits
@@ -49,7 +49,7 @@ from ariadne_lc.distributed._liveness import Activity
 from ariadne_lc.errors import ConfigurationError, JobNotFoundError, StoreError, TraceError
 from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, Job, JobState, JobStore, retryable_error
 from ariadne_lc.online._jobs import new_owner, owner_alive
-from ariadne_lc.online._worker import failed_result
+from ariadne_lc.online._worker import AuditRunner, failed_result
 from ariadne_lc.otel import audit_span_attributes
 from ariadne_lc.records import AuditResult
 from ariadne_lc.semconv import ARIADNE_SAMPLE_RATE
@@ -121,7 +121,7 @@ class AuditWorker:
         self,
         *,
         jobs: JobStore,
-        auditor: Auditor,
+        auditor: AuditRunner,
         publisher: Publisher,
         limits: FleetLimits | None = None,
         step: StepSelector = "auto",
@@ -197,7 +197,16 @@ class AuditWorker:
         job = job_or_outcome
         claim = job.claim or ""
         with self._holding(claim):
-            return self._attempt(job)
+            try:
+                return self._attempt(job)
+            except StoreError:
+                raise  # the task retries it (register_audit_task)
+            except Exception as exc:
+                # A bug around the audit (the runner's bookkeeping): fail the job now, or it would come back
+                # after every lease and hit the same bug.
+                logger.exception("ariadne distributed: bookkeeping of job %s failed; failing the job", job.job_id)
+                error = f"{type(exc).__name__} in the audit worker's bookkeeping: {exc}"
+                return self._commit(job, "failed", [failed_result(job.trace, error, type(exc).__name__)], error, 0.0)
 
     def _unclaimed(self, job_id: str, redelivered: bool) -> Job | str:
         """The claim found ``job_id`` not claimable: decide whether this message may be dropped.

@@ -12,7 +12,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from ariadne_lc import Auditor
+from ariadne_lc import Auditor, TraceError
 from ariadne_lc.distributed import AuditWorker, DispatchLog, Publisher, create_app, open_pool
 from ariadne_lc.online import JobState, PostgresJobStore
 from tests.distributed.fleet import BROKER
@@ -41,6 +41,44 @@ def test_a_task_for_a_job_the_store_does_not_have_is_final(
         assert worker.outcomes["unknown"] == 1
         assert not [r for r in caplog.records if "trying again" in r.getMessage()]  # no store retries
         assert any("not in the job store" in r.getMessage() for r in caplog.records)
+    finally:
+        worker.close()
+        publisher.close()
+        jobs.close()
+
+
+class _RunnerWithoutReplayMode:
+    """A user's own runner missing a property the bookkeeping reads."""
+
+    sinks: tuple[Any, ...] = ()
+
+    @property
+    def replay_mode(self) -> Any:
+        raise AttributeError("'_RunnerWithoutReplayMode' object has no attribute 'replay_mode'")
+
+    def with_sinks(self, sinks: Any) -> _RunnerWithoutReplayMode:
+        return self
+
+    def audit(self, trace: Any, step: Any = "auto", interventions: Any = ()) -> list[Any]:
+        raise TraceError(f"trace {trace.trace_id} cannot be audited")
+
+    async def aaudit(self, trace: Any, step: Any = "auto", interventions: Any = ()) -> list[Any]:
+        return self.audit(trace)
+
+
+def test_a_bug_in_the_bookkeeping_fails_the_job_once(db: str, queue: str, pool: Any) -> None:
+    trace = record(build_graph(InMemorySaver()), question=question(0))
+    jobs = PostgresJobStore(db)
+    publisher = Publisher(create_app(BROKER, queue=queue), DispatchLog(pool))
+    worker = AuditWorker(jobs=jobs, auditor=_RunnerWithoutReplayMode(), publisher=publisher, max_attempts=3)
+    try:
+        (job_id,) = jobs.add([trace], sample_rate=1.0)
+        assert worker.run(job_id) == "failed"
+        job = jobs.get(job_id)
+        assert job.state is JobState.FAILED and job.attempts == 1
+        assert (job.error or "").startswith("AttributeError in the audit worker's bookkeeping")
+        (result,) = jobs.list_results()
+        assert result.error_type == "AttributeError"
     finally:
         worker.close()
         publisher.close()
