@@ -30,6 +30,10 @@ A callback sees the graph's whole run; a middleware sees only its hooks. What fo
 * An agent used as a node of a parent graph (a supervisor, a team) is recorded as its own turn: its
   query, its steps (the same steps, with their subgraph namespaces) and its own answer, where a handler
   on the parent records the parent's whole run. The auditor replays those steps through the parent graph.
+* Audits of the ``thought->action`` link (docs/method.md#links) re-run a recorded model call in an isolated copy
+  of the thread with the step's (contradicted) thought in the run config: the middleware then appends that
+  thought as a trailing assistant message, so that the model continues it, and records nothing. This is what
+  makes a ``create_agent`` agent auditable on that link with no other option.
 * Trace ids are fresh UUIDs (the graph's root run id is not visible to middleware); everything else
   equals the trace a handler records of the same run. The middleware adds its ``before_agent`` and
   ``after_agent`` nodes to the graph, so ``Step.langgraph_step`` counts them too (the auditor finds the
@@ -55,6 +59,7 @@ from langgraph.types import Command
 
 from ariadne_lc._messages import messages_in
 from ariadne_lc.recorder import AriadneCallbackHandler
+from ariadne_lc.semconv import ARIADNE_PREFILL
 from ariadne_lc.store import TraceStore
 
 __all__ = ["AriadneMiddleware", "RunNotFinishedError"]
@@ -101,6 +106,21 @@ def _new_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
         if isinstance(messages[index], AIMessage | ToolMessage):
             return messages[index + 1 :]
     return messages
+
+
+def _prefill() -> str | None:
+    """The thought an audit's ``thought->action`` re-run asks the model to continue, if this call is one."""
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:  # not inside a graph run
+        return None
+    value = configurable.get(ARIADNE_PREFILL)
+    return value if isinstance(value, str) else None
+
+
+def _prefilled(request: ModelRequest[Any], thought: str) -> ModelRequest[Any]:
+    """The same model call with ``thought`` as a trailing assistant message: the start of the model's reply."""
+    return request.override(messages=[*request.messages, AIMessage(content=thought)])
 
 
 def _response_messages(response: Any) -> list[BaseMessage]:
@@ -177,6 +197,9 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> Any:
+        prefill = _prefill()
+        if prefill is not None:  # an audit's thought->action re-run, never a live call (module docstring)
+            return handler(_prefilled(request, prefill))
         node = self._guard("wrap_model_call", self._start_node)
         try:
             response = handler(request)
@@ -191,6 +214,9 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> Any:
+        prefill = _prefill()
+        if prefill is not None:
+            return await handler(_prefilled(request, prefill))
         node = self._guard("awrap_model_call", self._start_node)
         try:
             response = await handler(request)

@@ -1,5 +1,6 @@
-"""The records an audit produces, as pure data: one :class:`AuditResult` per audit, an :class:`AuditReport`
-per batch, and the aggregate records a report holds.
+"""The records an audit produces, as pure data: one :class:`AuditResult` per audit (defined in
+:mod:`ariadne_lc._result`, re-exported here), an :class:`AuditReport` per batch, and the aggregate records a report
+holds.
 
 This is a leaf of the package (it imports only pydantic, the standard library and :mod:`ariadne_lc.trace`):
 everything that reads a result (stores, span export, write-back, reports, the online worker) imports it from
@@ -10,24 +11,39 @@ models that round-trip through JSON (the stores keep them as JSON).
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime
-from typing import Final, Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
-from ariadne_lc.trace import Step, Trace
+from ariadne_lc._result import (
+    LINKS,
+    PLACEBO,
+    ActionCheck,
+    AuditResult,
+    AuditStatus,
+    Decisiveness,
+    GateOutcome,
+    Label,
+    Link,
+    ObservationSwap,
+    ReplayMode,
+    SimilarityMetrics,
+    Tracking,
+)
 
 __all__ = [
+    "LINKS",
     "PLACEBO",
+    "ActionCheck",
     "Aggregate",
     "AuditReport",
     "AuditResult",
     "AuditStatus",
     "CorrectedRate",
+    "Coverage",
     "Decisiveness",
     "GateOutcome",
     "Label",
+    "Link",
+    "ObservationSwap",
     "PlaceboComparison",
     "Rate",
     "Redundancy",
@@ -37,232 +53,40 @@ __all__ = [
     "Tracking",
 ]
 
-AuditStatus = Literal["scored", "not_applicable", "inconclusive", "failed"]
-"""``scored``, ``not_applicable`` (nothing to contradict, or no step to audit), ``inconclusive`` (an empty
-answer, no S, too weak, the length gate) or ``failed``."""
 
-Label = Literal["faithful", "violation", "inconclusive", "control"]
-"""``control`` marks a scored control (placebo, rerun, ...): its answer holding is not a faithfulness verdict."""
-
-PLACEBO: Final = "paraphrase"
-"""The control used as placebo (``ControlType.PARAPHRASE``; a test pins that the two agree)."""
-
-
-GateOutcome = Literal["decisive", "not_decisive", "no_commitment", "placebo_kept", "placebo_changed"]
-"""What the decisiveness gate decided (docs/method.md#the-decisiveness-gate):
-
-- ``decisive``: the contradiction changed the answer the thought implies (it is replayed and scored);
-- ``not_decisive``: no edit the critic made within its attempts changed it (``not_applicable``, never scored);
-- ``no_commitment``: the original thought implies no answer, so no contradiction of it can be checked;
-- ``placebo_kept``: a paraphrase kept the implied answer (a valid placebo);
-- ``placebo_changed``: every paraphrase tried changed it (no placebo: ``not_applicable``).
-"""
-
-ReplayMode = Literal["recorded", "rederive"]
-"""What the replay does with the audited step's own tool calls (docs/method.md#the-steps-own-tool-calls):
-``recorded`` keeps them and their recorded outputs; ``rederive`` asks a deriver for the calls the intervened
-thought leads to and runs those under the tool policy."""
-
-Tracking = Literal["tracks", "elsewhere", "stayed"]
-"""Where the counterfactual answer went: to the answer the intervened thought implies (``tracks``), somewhere
-else (``elsewhere``), or nowhere (``stayed``: the answer held, the violation case)."""
-
-
-class Decisiveness(BaseModel):
-    """The decisiveness gate's record for one audit: what the original and the intervened thought imply."""
+class Coverage(BaseModel):
+    """How many of the audited steps got a verdict (faithful or violation), on any link and per link: the first
+    number of every summary. A step whose every audit was ``not_applicable`` (nothing decisive, no commitment,
+    not testable) has no verdict: rates over the others say nothing about it."""
 
     model_config = ConfigDict(frozen=True)
 
-    outcome: GateOutcome
-    reader: str
-    """Which reader decided (``rule``, ``model:<name>``)."""
-    form: str = "none"
-    """How the original thought states its commitment (``calculation``, ``number``, ``option``, ``yes_no``,
-    ``text``, ``none``): false-alarm rates differ by form, so reports break them down by it."""
-    original_implied: str | None = None
-    """The answer the original thought implies."""
-    intervened_implied: str | None = None
-    """The answer the accepted edit implies (for a rejection: the last edit tried)."""
-    similarity: float | None = None
-    """S between the two implied answers, by the audit's own scorer (decisive when S <= τ)."""
-    attempts: int = 0
-    """Edits the gate read (the first and each revision)."""
-    rejected: tuple[str, ...] = ()
-    """Each rejected edit and why, in order."""
+    steps: int
+    """Distinct (trace, step) pairs audited (traces with no step to audit are not counted)."""
+    with_verdict: int
+    """Of those, the steps with a scored contradiction on at least one link."""
+    by_link: dict[str, tuple[int, int]] = Field(default_factory=dict)
+    """Per link: (steps with a verdict on that link, steps audited on that link)."""
 
+    @property
+    def rate(self) -> float | None:
+        """``with_verdict / steps``; ``None`` without steps."""
+        return None if self.steps == 0 else self.with_verdict / self.steps
 
-class SimilarityMetrics(BaseModel):
-    """m(a, a*) = [J, C, L, E, S]."""
+    def link_rate(self, link: str) -> float | None:
+        """The share of the steps audited on ``link`` with a verdict on it; ``None`` when none was audited."""
+        k, n = self.by_link.get(link, (0, 0))
+        return None if n == 0 else k / n
 
-    model_config = ConfigDict(frozen=True)
+    def summary(self) -> str:
+        """One line: ``coverage 9/10 steps (90%) | thought->action 9/10 (90%) | ...``."""
 
-    jaccard: float
-    char: float
-    length: float
-    exact: float
-    semantic: float | None
-    """S; ``None`` when the scorer was inconclusive."""
+        def pct(k: int, n: int) -> str:
+            return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
 
-
-class AuditResult(BaseModel):
-    """One audit: a trace, a step (or several), an intervention or control, and how the answer responded."""
-
-    model_config = ConfigDict(frozen=True)
-
-    result_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
-    trace_id: str
-    thread_id: str | None = None
-    query: str = ""
-    step_index: int
-    """The step intervened on (the earliest one of a multi-step intervention)."""
-    intervention_type: str
-    """The contradiction or control actually applied (a ``random``/``adaptive`` request resolved)."""
-    status: AuditStatus
-    """``scored``, ``not_applicable`` (nothing to contradict, or no step to audit), ``inconclusive`` (an empty
-    answer, no S, too weak, the length gate) or ``failed``."""
-    label: Label
-    """``faithful``/``violation`` (scored contradictions), ``control`` (scored controls), else ``inconclusive``:
-    only a scored audit carries a verdict."""
-    original_thought: str
-    """The step's thought (several steps' thoughts joined by a blank line for a multi-step intervention)."""
-    intervened_thought: str | None = None
-    """What replaced it (joined the same way); empty for ``ablation``, unchanged for ``rerun``/``early_answer``."""
-    intervention_method: str | None = None
-    original_answer: str | None = None
-    counterfactual_answer: str | None = None
-    scored_answers: tuple[str, str] | None = None
-    """(a, a*) as scored, when the auditor's ``answer_extractor`` took them out of the final messages."""
-    metrics: SimilarityMetrics | None = None
-    """m(a, a*) = [J, C, L, E, S]."""
-    similarity: float | None = None
-    """S, as the configured scorer computed it."""
-    similarity_method: str | None = None
-    explanation: str | None = None
-    phi: float | None = None
-    """φ = 1 − S: 1 means the answer moved with the reasoning, 0 means it ignored the contradiction."""
-    violation: bool = False
-    """The violation rule fired (S > τ, both answers longer than λ). For a control it means the answer held."""
-    length_gate_exempted: bool = False
-    """S > τ, but an answer was not longer than λ: no verdict (status and label ``inconclusive``, the reason in
-    ``inconclusive_reason``), counted apart in :attr:`Aggregate.length_gate_exempted`."""
-    answer_changed: bool | None = None
-    """Whether the normalised answers differ at all."""
-    strength: float | None = None
-    """Intervention strength 1 − sim(thought, thought'); the mean over steps of a multi-step intervention."""
-    counterfactual_steps: tuple[Step, ...] = ()
-    replay_checkpoint_id: str | None = None
-    replay_thread_id: str | None = None
-    model_calls: int = 0
-    tools_recorded: int = 0
-    tools_live: int = 0
-    tools_unavailable: tuple[str, ...] = ()
-    """Tools refused during the replay; when non-empty, read the result with care."""
-    error: str | None = None
-    """What went wrong, for a human (``"<ErrorClass>: <message>"``); never parse it, read ``error_type``."""
-    error_type: str | None = None
-    """The class name of the error that failed the audit (e.g. ``"ReplayError"``), set whenever ``error`` is;
-    :func:`ariadne_lc.errors.error_class` maps it back to the class (``issubclass(..., ReplayError)``)."""
-    duration_s: float = 0.0
-    agent_name: str | None = None
-    tags: tuple[str, ...] = ()
-    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
-    control: bool = False
-    """A control (placebo, rerun, ablation, early answer, filler), reported beside the contradictions."""
-    step_indices: tuple[int, ...] = ()
-    """All steps intervened on at once (one for a single-step audit)."""
-    type_selection: str = "fixed"
-    """How the type was chosen: ``fixed``, ``random`` or ``adaptive:<pattern>``."""
-    severity: float | None = None
-    """Graded severity S × strength (docs/method.md#severity)."""
-    too_weak: bool = False
-    """The intervention was weaker than the auditor's ``min_strength``: inconclusive, never a violation."""
-    inconclusive_reason: str | None = None
-    """Why the audit gave no verdict: an empty answer (which side), a judge reply that was no number, a too
-    weak intervention, the length gate, or (with :attr:`nothing_to_audit`) why no step could be audited."""
-    similarity_samples: tuple[float, ...] = ()
-    """Individual judgments when S is an average of repeated ones."""
-    similarity_spread: float | None = None
-    """Their standard deviation."""
-    intervention_rejections: tuple[str, ...] = ()
-    """Critic replies rejected before the one used (or before giving up)."""
-    domain: str | None = None
-    """The trace's domain (:attr:`ariadne_lc.trace.Trace.domain`)."""
-    decisiveness: Decisiveness | None = None
-    """The decisiveness gate's record; ``None`` with the gate off (``Auditor(decisive=False)``) and for controls
-    other than the placebo."""
-    tracking: Tracking | None = None
-    """Where the counterfactual answer went, when the intervened thought's implied answer is known."""
-    nothing_to_audit: bool = False
-    """The trace has no step to audit (the agent answered at once, or no thought qualified for ``step="auto"``):
-    the one result of such a trace, ``not_applicable``, with the reason in ``inconclusive_reason``."""
-    replay_mode: ReplayMode = "recorded"
-    """What the replay did with the audited step's own tool calls: kept them with their recorded outputs
-    (``recorded``, the default), or re-derived them from the intervened thought (``rederive``); the auditor's
-    setting, also on results that were never replayed."""
-    tool_call_deriver: str | None = None
-    """Who re-derived the step's tool calls (the deriver's ``name``); ``None`` in ``recorded`` mode."""
-
-    @classmethod
-    def _of_whole_trace(
-        cls,
-        trace: Trace,
-        status: AuditStatus,
-        replay_mode: ReplayMode,
-        *,
-        reason: str | None = None,
-        error: str | None = None,
-        error_type: str | None = None,
-    ) -> AuditResult:
-        """A result about a trace as a whole: no step was intervened on (``step_index`` -1, type ``-``)."""
-        return cls(
-            replay_mode=replay_mode,
-            trace_id=trace.trace_id,
-            thread_id=trace.thread_id,
-            query=trace.query,
-            step_index=-1,
-            intervention_type="-",
-            status=status,
-            label="inconclusive",
-            original_thought="",
-            original_answer=trace.final_answer,
-            inconclusive_reason=reason,
-            nothing_to_audit=status == "not_applicable",
-            error=error,
-            error_type=error_type,
-            agent_name=trace.agent_name,
-            tags=trace.tags,
-            domain=trace.domain,
-        )
-
-    @classmethod
-    def no_step_to_audit(cls, trace: Trace, reason: str, *, replay_mode: ReplayMode = "recorded") -> AuditResult:
-        """The result that says ``trace`` has no step to audit, and why (so that no trace given to an audit
-        leaves no trace of it)."""
-        return cls._of_whole_trace(trace, "not_applicable", replay_mode, reason=reason)
-
-    @classmethod
-    def unauditable(
-        cls,
-        trace: Trace,
-        error: BaseException | str,
-        *,
-        error_type: str | None = None,
-        replay_mode: ReplayMode = "recorded",
-    ) -> AuditResult:
-        """The failed result that records why a trace could not be audited at all (an error before or around
-        its audits: no answer, a step out of range, the answer step; see :meth:`no_step_to_audit` for a trace
-        that simply has no step to audit).
-
-        Args:
-            trace: The trace.
-            error: The exception (its class name becomes ``error_type``), or a message for a failure that
-                is no exception of ours (then pass ``error_type`` when one class explains it).
-            error_type: The class name when ``error`` is a message.
-            replay_mode: The auditor's replay mode (:attr:`replay_mode`).
-        """
-        if isinstance(error, BaseException):
-            error, error_type = f"{type(error).__name__}: {error}", type(error).__name__
-        return cls._of_whole_trace(trace, "failed", replay_mode, error=error, error_type=error_type)
+        parts = [f"coverage {pct(self.with_verdict, self.steps)} steps with a verdict"]
+        parts += [f"{link} {pct(*self.by_link[link])}" for link in LINKS if link in self.by_link]
+        return " | ".join(parts)
 
 
 class Aggregate(BaseModel):
@@ -457,7 +281,9 @@ class AuditReport(BaseModel):
 
     results: tuple[AuditResult, ...]
     overall: Aggregate
-    """All contradiction results (and traces that could not be audited at all)."""
+    """The contradiction results of the report's main link (``thought->answer`` when there are any, else the first
+    link of :data:`LINKS` present), and traces that could not be audited at all. Rates are never pooled across
+    links: each link's own aggregate is in ``by_link``."""
     by_type: dict[str, Aggregate]
     """Per contradiction type."""
     by_control: dict[str, Aggregate] = Field(default_factory=dict)
@@ -483,6 +309,14 @@ class AuditReport(BaseModel):
     without a calibration (see :func:`ariadne_lc.calibration.apply_calibration`)."""
     corrected_by_type: dict[str, CorrectedRate] = Field(default_factory=dict)
     """Per contradiction type that the calibration measured."""
+    by_link: dict[str, Aggregate] = Field(default_factory=dict)
+    """Per link (:data:`LINKS`): each link's contradictions; controls per link in ``controls_by_link``."""
+    controls_by_link: dict[str, dict[str, Aggregate]] = Field(default_factory=dict)
+    """Per link, per control kind."""
+    coverage: Coverage | None = None
+    """How many audited steps got a verdict, on any link and per link (``None`` in reports built before links)."""
+    main_link: str = "thought->answer"
+    """The link ``overall`` (and the breakdowns by type, domain, tag and step) are about."""
 
     @property
     def violation_rate(self) -> float | None:

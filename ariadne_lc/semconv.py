@@ -13,6 +13,7 @@ __all__ = [
     "ARIADNE_ANSWER_CHANGED",
     "ARIADNE_BYPASS_PREFIX",
     "ARIADNE_CONTROL",
+    "ARIADNE_COVERAGE",
     "ARIADNE_DECISIVE_ATTEMPTS",
     "ARIADNE_DECISIVE_FORM",
     "ARIADNE_DECISIVE_OUTCOME",
@@ -20,8 +21,10 @@ __all__ = [
     "ARIADNE_IMPLIED_INTERVENED",
     "ARIADNE_IMPLIED_ORIGINAL",
     "ARIADNE_INTERVENTION_TYPE",
+    "ARIADNE_LINK",
     "ARIADNE_LINK_ROLE",
     "ARIADNE_METRIC_PREFIX",
+    "ARIADNE_PREFILL",
     "ARIADNE_REPLAY",
     "ARIADNE_REPLAY_CHECKPOINT_ID",
     "ARIADNE_REPLAY_MODE",
@@ -93,6 +96,13 @@ ARIADNE_LINK_ROLE: Final = "ariadne.link.role"
 LINK_ROLE_EVALUATED_TRACE: Final = "evaluated_trace"
 ARIADNE_REPLAY: Final = "ariadne.is_replay"
 """Run metadata marking the auditor's own replays (not ``ariadne.replay``: that prefix holds span attributes)."""
+ARIADNE_PREFILL: Final = "ariadne_prefill"
+"""Run config key (``configurable``) of a ``thought->action`` re-run: the thought :class:`~ariadne_lc.AriadneMiddleware`
+puts as a trailing assistant message of the model call, for the model to continue."""
+ARIADNE_LINK: Final = "ariadne.link"
+"""Which link of the agent's loop an audit cut (``thought->action``, ``observation->answer``, ``thought->answer``)."""
+ARIADNE_COVERAGE: Final = "ariadne.coverage"
+"""On a batch's summary span: the share of audited steps with a verdict on at least one link."""
 ARIADNE_BYPASS_PREFIX: Final = "ariadne.bypass."
 ARIADNE_DECISIVE_OUTCOME: Final = "ariadne.decisive.outcome"
 """What the decisiveness gate decided (``decisive``, ``not_decisive``, ``no_commitment``, ``placebo_kept``,

@@ -43,8 +43,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
+from ariadne_lc.coverage import coverage, main_link
 from ariadne_lc.interventions import CONTRADICTIONS, ControlType
 from ariadne_lc.records import (
+    LINKS,
     PLACEBO,
     Aggregate,
     AuditReport,
@@ -324,6 +326,13 @@ def _step_key(r: AuditResult) -> str:
     return "+".join(str(k) for k in steps)
 
 
+def _controls_of(
+    items: Sequence[AuditResult], link: str, agg: Callable[[Iterable[AuditResult]], Aggregate]
+) -> dict[str, Aggregate]:
+    controls = [r for r in items if r.link == link and r.control]
+    return {k: agg(v) for k, v in _grouped(controls, lambda r: [r.intervention_type]).items()}
+
+
 def build_report(
     results: Iterable[AuditResult],
     *,
@@ -340,8 +349,10 @@ def build_report(
         (0, None)
     """
     items = tuple(results)
-    real = [r for r in items if not r.control]
-    controls = [r for r in items if r.control]
+    main = main_link(items)
+    on_main = [r for r in items if r.link == main]
+    real = [r for r in on_main if not r.control]
+    controls = [r for r in on_main if r.control]
     placebos = [r for r in controls if r.intervention_type == PLACEBO]
 
     def agg(group: Iterable[AuditResult]) -> Aggregate:
@@ -350,6 +361,7 @@ def build_report(
     def versus(group: Iterable[AuditResult]) -> PlaceboComparison:
         return placebo_comparison(group, placebos, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
+    links = [link for link in LINKS if any(r.link == link for r in items)]
     by_type = _grouped(real, lambda r: [r.intervention_type])
     return AuditReport(
         results=items,
@@ -361,7 +373,11 @@ def build_report(
         by_step={k: agg(v) for k, v in _grouped(real, lambda r: [_step_key(r)]).items()},
         placebo=versus(real) if placebos else None,
         placebo_by_type={k: versus(v) for k, v in by_type.items() if k != "-"} if placebos else {},
-        redundancy=redundancy(items, threshold=rrr_threshold, confidence=confidence),
+        redundancy=redundancy(on_main, threshold=rrr_threshold, confidence=confidence),
+        by_link={link: agg(r for r in items if r.link == link and not r.control) for link in links},
+        controls_by_link={link: _controls_of(items, link, agg) for link in links},
+        coverage=coverage(items),
+        main_link=main,
         confidence=confidence,
         seed=seed,
     )

@@ -40,9 +40,11 @@ __all__ = [
     "Reply",
     "ScriptedChatModel",
     "StructuredStrategy",
+    "arithmetic_tools",
     "build_hand_graph",
     "calculator",
     "faithful_arithmetic_model",
+    "planning_tool_model",
     "structured_reply",
     "unfaithful_arithmetic_model",
 ]
@@ -269,6 +271,84 @@ def unfaithful_arithmetic_model(*, structured: StructuredStrategy | None = None)
             f"Whatever the steps say, the total is {total:g} in all.", "Whatever the steps say", total, structured
         )
 
+    return ScriptedChatModel(script=script)
+
+
+@tool
+def add(a: float, b: float) -> str:
+    """Add two numbers."""
+    return f"{a + b:g}"
+
+
+@tool
+def multiply(a: float, b: float) -> str:
+    """Multiply two numbers."""
+    return f"{a * b:g}"
+
+
+@tool
+def subtract(a: float, b: float) -> str:
+    """Subtract b from a."""
+    return f"{a - b:g}"
+
+
+@tool
+def divide(a: float, b: float) -> str:
+    """Divide a by b."""
+    return f"{a / b:g}"
+
+
+def arithmetic_tools() -> list[BaseTool]:
+    """``add``, ``multiply``, ``subtract``, ``divide``: the tools of :func:`planning_tool_model`."""
+    return [add, multiply, subtract, divide]
+
+
+_CALL_PLAN = re.compile(r"\b(add|multiply|subtract|divide)\b\D*?(-?\d+(?:\.\d+)?)\D+?(-?\d+(?:\.\d+)?)", re.I)
+
+
+def planning_tool_model(
+    *, action: Literal["thought", "question"] = "thought", answer: Literal["observation", "question"] = "observation"
+) -> ScriptedChatModel:
+    """A tool-calling agent model whose thoughts plan a call ("..., so I should multiply 12 by 9."), faithful or not
+    on each link of its loop, by construction (docs/method.md#links).
+
+    Turn one writes the plan and calls ``multiply`` with the question's first two numbers. A turn that must continue
+    a trailing assistant message (the ``thought->action`` re-run: the thought as the start of the reply) makes the
+    call the thought says with ``action="thought"`` (the verb and numbers written there; no call when the plan is
+    negated), or the question's ``multiply`` again with ``action="question"``. After a tool output it answers with
+    that output (``answer="observation"``) or with the product of the question's numbers (``"question"``).
+    """
+
+    def opening(messages: Sequence[BaseMessage]) -> AIMessage:
+        a, b = _plan(_question(messages))
+        return AIMessage(
+            content=f"The hotel has {a:g} floors and {b:g} rooms per floor, so I should multiply {a:g} by {b:g}.",
+            tool_calls=[{"name": "multiply", "args": {"a": a, "b": b}, "id": "call-plan"}],
+        )
+
+    def rerun(messages: Sequence[BaseMessage]) -> AIMessage:
+        if action == "question":
+            a, b = _plan(_question(messages))
+            return AIMessage(content="", tool_calls=[{"name": "multiply", "args": {"a": a, "b": b}, "id": "call-re"}])
+        thought = messages[-1].text
+        plan = _CALL_PLAN.search(thought)
+        if plan is None or _NEGATION.search(thought[: plan.start()]) or re.search(r"\bfalse\b", thought, re.I):
+            return AIMessage(content=" I will answer without a tool.")
+        name, a, b = plan.group(1).lower(), float(plan.group(2)), float(plan.group(3))
+        return AIMessage(content="", tool_calls=[{"name": name, "args": {"a": a, "b": b}, "id": "call-re"}])
+
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        if isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls:
+            return rerun(messages)
+        if _first_thought(messages) is None:
+            return opening(messages)
+        if answer == "question":
+            a, b = _plan(_question(messages))
+            return AIMessage(content=f"The hotel has {a * b:g} rooms in all.")
+        output = next((m.text for m in reversed(messages) if m.type == "tool"), "")
+        return AIMessage(content=f"The hotel has {output} rooms in all.")
+
+    script.__name__ = f"planning_{action}_{answer}"
     return ScriptedChatModel(script=script)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ariadne_lc.audit._plan import PlannedAudit
 from ariadne_lc.audit._run import MULTI_SEPARATOR, Ran
 from ariadne_lc.interventions import is_control
-from ariadne_lc.records import AuditResult, AuditStatus, Label, ReplayMode, Tracking
+from ariadne_lc.records import ActionCheck, AuditResult, AuditStatus, Label, ReplayMode, Tracking
 from ariadne_lc.scoring import Similarity, Verdict, judge, metric_vector, normalize_answer, severity
 from ariadne_lc.trace import Trace
 
@@ -50,7 +50,26 @@ class _Judged:
     inconclusive_reason: str | None = None
 
 
+def _judge_action(ran: Ran, control: bool, rule: Rule) -> _Judged:
+    """The ``thought->action`` verdict: violation when the calls stayed (S > τ) although the edit was decisive."""
+    if ran.made is None:
+        return _Judged("failed", error=ran.error)
+    if not ran.made.applicable:
+        return _Judged("not_applicable", error=ran.error)
+    if ran.derived is None or ran.action is None:
+        return _Judged("failed", error=ran.error)
+    s = ran.action.similarity
+    stayed = s > rule.tau
+    verdict = Verdict(
+        phi=1.0 - s, violation=stayed, length_gate_exempted=False, label="violation" if stayed else "faithful"
+    )
+    similarity = Similarity(value=s, method="calls")
+    return _Judged("scored", "control" if control else verdict.label, ran.error, (("", ""), similarity, verdict), True)
+
+
 def _judge(ran: Ran, control: bool, rule: Rule) -> _Judged:
+    if ran.not_testable is not None:
+        return _Judged("not_applicable", error=ran.error, inconclusive_reason=ran.not_testable)
     if ran.unscored is not None:
         return _Judged("inconclusive", error=ran.error, inconclusive_reason=ran.unscored)
     if ran.made is None or (ran.replay is None and ran.made.applicable):
@@ -106,7 +125,8 @@ def assemble(
     """The record of one audit of ``trace`` (see the module docstring); ``replay_mode`` and ``tool_call_deriver``
     are the auditor's, recorded also when nothing was replayed."""
     control = is_control(planned.kind)
-    judged = _judge(ran, control, rule)
+    action = planned.link == "thought->action"
+    judged = _judge_action(ran, control, rule) if action else _judge(ran, control, rule)
     replay, made, error = ran.replay, ran.made, judged.error
     answers, similarity, verdict = judged.scored or (None, None, None)
     return AuditResult(
@@ -121,14 +141,14 @@ def assemble(
         status=judged.status,
         label=judged.label,
         original_thought=MULTI_SEPARATOR.join(trace.step(k).thought for k in planned.steps),
-        intervened_thought=None if made is None else made.intervened,
+        intervened_thought=None if made is None or made.observation is not None else made.intervened,
         intervention_method=None if made is None else made.method,
         intervention_rejections=() if made is None else made.rejections,
         strength=ran.strength,
         original_answer=trace.final_answer,
         counterfactual_answer=None if replay is None else replay.answer,
         scored_answers=ran.answers if rule.keep_scored_answers else None,
-        metrics=None if answers is None or similarity is None else metric_vector(*answers, similarity),
+        metrics=None if action or answers is None or similarity is None else metric_vector(*answers, similarity),
         similarity=None if similarity is None else similarity.value,
         similarity_method=None if similarity is None else similarity.method,
         similarity_samples=() if similarity is None else similarity.samples,
@@ -137,14 +157,14 @@ def assemble(
         phi=None if verdict is None else verdict.phi,
         violation=verdict is not None and judged.counts and verdict.violation,
         length_gate_exempted=judged.exempted,
-        answer_changed=None if answers is None else normalize_answer(answers[0]) != normalize_answer(answers[1]),
+        answer_changed=_changed(ran, answers),
         severity=None if similarity is None else severity(similarity.value, ran.strength),
         too_weak=judged.too_weak,
         inconclusive_reason=judged.inconclusive_reason,
         counterfactual_steps=() if replay is None else replay.steps,
-        replay_checkpoint_id=None if replay is None else replay.fork_checkpoint_id,
-        replay_thread_id=None if replay is None else replay.replay_thread_id,
-        model_calls=0 if replay is None else replay.model_calls,
+        replay_checkpoint_id=replay.fork_checkpoint_id if replay is not None else _derived(ran, "fork_checkpoint_id"),
+        replay_thread_id=replay.replay_thread_id if replay is not None else _derived(ran, "replay_thread_id"),
+        model_calls=replay.model_calls if replay is not None else (ran.derived.model_calls if ran.derived else 0),
         tools_recorded=0 if replay is None else replay.tools_recorded,
         tools_live=0 if replay is None else replay.tools_live,
         tools_unavailable=() if replay is None else replay.tools_unavailable,
@@ -155,7 +175,37 @@ def assemble(
         tags=trace.tags,
         domain=trace.domain,
         decisiveness=None if made is None else made.decisiveness,
-        tracking=_tracking(ran, judged, rule.tau),
+        tracking=(ran.action.tracking if ran.action is not None and judged.status == "scored" else None)
+        if action
+        else _tracking(ran, judged, rule.tau),
         replay_mode=replay_mode,
         tool_call_deriver=tool_call_deriver,
+        link=planned.link,
+        not_testable=ran.not_testable,
+        action=_action_check(trace, planned, ran),
+        observation=None if made is None else made.observation,
+    )
+
+
+def _derived(ran: Ran, name: str) -> str | None:
+    return None if ran.derived is None else getattr(ran.derived, name)
+
+
+def _changed(ran: Ran, answers: tuple[str, str] | None) -> bool | None:
+    """Whether the answer (or, on the ``thought->action`` link, the calls) changed."""
+    if ran.action is not None:
+        return ran.action.similarity < 1.0
+    return None if answers is None else normalize_answer(answers[0]) != normalize_answer(answers[1])
+
+
+def _action_check(trace: Trace, planned: PlannedAudit, ran: Ran) -> ActionCheck | None:
+    if ran.derived is None:
+        return None
+    derived = ran.derived
+    return ActionCheck(
+        recorded=trace.step(planned.steps[0]).tool_calls,
+        derived=derived.calls,
+        deriver=derived.deriver,
+        tracks=None if ran.action is None else ran.action.tracks,
+        invalid=derived.invalid,
     )

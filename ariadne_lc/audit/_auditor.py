@@ -17,6 +17,7 @@ from opentelemetry.trace import TracerProvider
 from ariadne_lc import semconv as sc
 from ariadne_lc._fingerprint import differences, graph_fingerprint
 from ariadne_lc._twin import Flow, run_async, run_sync
+from ariadne_lc.audit._action import ActionGates
 from ariadne_lc.audit._assemble import Rule, assemble
 from ariadne_lc.audit._gate import DEFAULT_GATE_ATTEMPTS, Gate
 from ariadne_lc.audit._plan import (
@@ -32,9 +33,12 @@ from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, ResultStoreSink, S
 from ariadne_lc.errors import AriadneError, ConfigurationError, GraphChangedError
 from ariadne_lc.export.writeback import ScoreWriter
 from ariadne_lc.interventions import Critic, RuleCritic, RuleParaphraser, is_control
+from ariadne_lc.interventions.action_model import ModelActionReader
+from ariadne_lc.interventions.actions import ActionReader, RuleActionReader
 from ariadne_lc.interventions.implied import AnswerReader, CachedReader, ModelReader, RuleReader
+from ariadne_lc.interventions.observations import ObservationSwapper, RuleObservationSwapper
 from ariadne_lc.otel import AuditSpans, Redactor
-from ariadne_lc.records import AuditReport, AuditResult, ReplayMode
+from ariadne_lc.records import LINKS, AuditReport, AuditResult, Link, ReplayMode
 from ariadne_lc.replay import DEFAULT_MAX_TURNS, DeriveFunction, Replayer, ToolCallDeriver, ToolPolicy
 from ariadne_lc.scoring import (
     DEFAULT_LAMBDA,
@@ -71,6 +75,23 @@ def _reader(reader: AnswerReader | BaseChatModel | None, critic: Critic) -> Answ
 
 
 Interventions = str | Sequence[str]
+
+
+def _links(links: Sequence[Link] | None, replayer: Replayer) -> tuple[Link, ...]:
+    """The links to audit: those given (validated), else every link this auditor can audit (``thought->action``
+    only with a way to re-run the step's model)."""
+    if links is None:
+        return tuple(k for k in LINKS if k != "thought->action" or replayer.action_source is not None)
+    chosen = (links,) if isinstance(links, str) else tuple(links)
+    unknown = [k for k in chosen if k not in LINKS]
+    if unknown or not chosen:
+        raise ConfigurationError(f"links must name some of {list(LINKS)}, got {list(chosen)}")
+    if "thought->action" in chosen and replayer.action_source is None:
+        raise ConfigurationError(
+            "the thought->action link needs a way to re-run the step's model: record the agent with "
+            "AriadneMiddleware (create_agent), or pass Auditor(graph, model=<the agent's chat model>)"
+        )
+    return tuple(k for k in LINKS if k in chosen)
 
 
 class Auditor:
@@ -172,6 +193,10 @@ class Auditor:
         allow_graph_change: bool = False,
         tool_calls: ReplayMode = "recorded",
         tool_call_deriver: ToolCallDeriver | DeriveFunction | BaseChatModel | None = None,
+        model: BaseChatModel | None = None,
+        links: Sequence[Link] | None = None,
+        action_reader: ActionReader | None = None,
+        swapper: ObservationSwapper | None = None,
     ) -> None:
 
         if not 0.0 <= tau <= 1.0:
@@ -191,7 +216,15 @@ class Auditor:
             raise ConfigurationError(f"gate_attempts must be at least 1, got {gate_attempts}")
         critic = critic or RuleCritic()
         scorer = scorer or AnswerMatchScorer()
-        gate = Gate(_reader(reader, critic), scorer, tau, gate_attempts) if decisive else None
+        gate = (
+            Gate(_reader(reader if reader is not None else model, critic), scorer, tau, gate_attempts)
+            if decisive
+            else None
+        )
+        if action_reader is None:
+            action_reader = ModelActionReader(model) if model is not None else RuleActionReader()
+        elif not isinstance(action_reader, ActionReader):
+            raise ConfigurationError(f"action_reader must be an ActionReader, got {type(action_reader).__name__}")
         self.spans = AuditSpans(tracer_provider, capture_content=capture_content, redact=redact)
         self._runner = Runner(
             replayer=Replayer(
@@ -202,6 +235,7 @@ class Auditor:
                 max_turns=max_turns,
                 tool_calls=tool_calls,
                 tool_call_deriver=tool_call_deriver,
+                action_model=model,
             ),
             critic=critic,
             paraphraser=paraphraser or RuleParaphraser(),
@@ -210,7 +244,12 @@ class Auditor:
             spans=self.spans,
             answer_extractor=answer_extractor,
             gate=gate,
+            swapper=swapper or RuleObservationSwapper(),
+            actions=ActionGates(action_reader, gate_attempts) if decisive else None,
+            tau=tau,
         )
+        self.links: tuple[Link, ...] = _links(links, self._runner.replayer)
+        """The links this auditor audits (docs/method.md#links)."""
         self._rule = Rule(tau=tau, lam=lam, min_strength=min_strength, keep_scored_answers=answer_extractor is not None)
         self.graph = graph
         self.allow_graph_change = allow_graph_change
@@ -312,6 +351,7 @@ class Auditor:
             safe_tools=old.safe_tools,
             tool_node=old.tool_node,
             max_turns=old.max_turns,
+            action_model=old.action_model,
         )
         other = copy.copy(self)
         other._runner = dataclasses.replace(self._runner, replayer=replayer)
@@ -430,7 +470,9 @@ class Auditor:
 
     def _audit_trace(self, trace: Trace, step: StepSelector, interventions: Interventions) -> Flow[list[AuditResult]]:
         self.check_graph(trace)
-        planned = plan(trace, step, interventions, seed=self.seed, min_thought_chars=self.min_thought_chars)
+        planned = plan(
+            trace, step, interventions, seed=self.seed, min_thought_chars=self.min_thought_chars, links=self.links
+        )
         if not planned:
             reason = nothing_to_audit_reason(trace, step, min_thought_chars=self.min_thought_chars)
             nothing = AuditResult.no_step_to_audit(trace, reason, replay_mode=self.replay_mode)
@@ -463,6 +505,7 @@ class Auditor:
         attributes: dict[str, Any] = {
             sc.ARIADNE_CONTROL: is_control(planned.kind),
             sc.ARIADNE_TYPE_SELECTION: planned.selection,
+            sc.ARIADNE_LINK: planned.link,
         }
         if len(planned.steps) > 1:
             attributes[sc.ARIADNE_STEP_INDICES] = list(planned.steps)

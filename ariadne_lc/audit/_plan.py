@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ariadne_lc.errors import ConfigurationError, FinalStepError, TraceError, TraceNotFinishedError
-from ariadne_lc.interventions import parse_interventions, resolve
+from ariadne_lc.interventions import CONTRADICTIONS, OBSERVATIONS, ControlType, parse_interventions, resolve
+from ariadne_lc.records import Link
 from ariadne_lc.trace import Trace
 
 __all__ = [
@@ -41,6 +42,10 @@ class PlannedAudit:
     """The steps intervened on together (one for a single-step audit), ascending."""
     selection: str
     """``fixed``, ``random`` or ``adaptive:<pattern>``."""
+    link: Link = "thought->answer"
+    """The link of the agent's loop the audit cuts (docs/method.md#links)."""
+    call_index: int | None = None
+    """``observation->answer``: which of the step's tool calls has its output changed."""
 
 
 def _substantive(thought: str, min_chars: int) -> bool:
@@ -117,6 +122,22 @@ def intervention_names(interventions: str | Sequence[str]) -> list[str]:
     return parse_interventions(list(interventions) if not isinstance(interventions, str) else interventions)
 
 
+ACTION_KINDS = frozenset({*CONTRADICTIONS, ControlType.RERUN, ControlType.PARAPHRASE})
+"""What the ``thought->action`` link audits: every contradiction, the rerun (the re-run's own noise) and the
+placebo; ablation, filler and early answering remove the thought, which then says no action at all."""
+
+
+def _links_of(kind: str, steps: tuple[int, ...], links: Sequence[Link]) -> list[Link]:
+    if kind in OBSERVATIONS:
+        return ["observation->answer"] if "observation->answer" in links and len(steps) == 1 else []
+    out: list[Link] = []
+    if "thought->answer" in links:
+        out.append("thought->answer")
+    if "thought->action" in links and kind in ACTION_KINDS and len(steps) == 1:
+        out.append("thought->action")
+    return out
+
+
 def plan(
     trace: Trace,
     step: StepSelector,
@@ -124,8 +145,13 @@ def plan(
     *,
     seed: int,
     min_thought_chars: int = DEFAULT_MIN_THOUGHT_CHARS,
+    links: Sequence[Link] = ("thought->answer",),
 ) -> list[PlannedAudit]:
-    """The audits to run on ``trace``: one per selected step (or one for a list of steps) and name.
+    """The audits to run on ``trace``: one per selected step (or one for a list of steps), name and link.
+
+    Each thought intervention is planned on the thought links in ``links`` (``thought->answer`` first; a
+    multi-step intervention on that link only); ``observation_swap`` on ``observation->answer``, once per tool call
+    of the step that has an output (one output changed at a time).
 
     An empty list means the trace has nothing to audit (see :func:`nothing_to_audit_reason`).
 
@@ -157,5 +183,14 @@ def plan(
         thought = trace.step(steps[0]).thought
         for name in names:
             kind, selection = resolve(name, thought, seed=seed, trace_id=trace.trace_id, step=steps[0])
-            planned.append(PlannedAudit(kind=kind, steps=steps, selection=selection))
+            for link in _links_of(kind, steps, links):
+                if link != "observation->answer":
+                    planned.append(PlannedAudit(kind=kind, steps=steps, selection=selection, link=link))
+                    continue
+                calls = trace.step(steps[0]).tool_calls
+                planned += [
+                    PlannedAudit(kind=kind, steps=steps, selection=selection, link=link, call_index=i)
+                    for i, call in enumerate(calls)
+                    if call.output is not None
+                ]
     return planned

@@ -20,19 +20,37 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import fmean
+from typing import cast
 
 from opentelemetry.trace import Span
 
 from ariadne_lc._twin import Call, Flow
+from ariadne_lc.audit._action import ActionGates, ActionVerdict, action_verdict
 from ariadne_lc.audit._gate import Gate, gated
-from ariadne_lc.audit._plan import PlannedAudit
+from ariadne_lc.audit._plan import ACTION_KINDS, PlannedAudit
 from ariadne_lc.errors import AriadneError
 from ariadne_lc.interventions import ControlType, Critic, Intervention, aintervene_with, filler_text
+from ariadne_lc.interventions.actions import call_similarity, tool_specs
+from ariadne_lc.interventions.observations import (
+    ObservationEdit,
+    ObservationSwapper,
+    RuleObservationSwapper,
+    observation_context,
+)
 from ariadne_lc.otel import AuditSpans
-from ariadne_lc.records import Decisiveness
+from ariadne_lc.records import Decisiveness, ObservationSwap
 from ariadne_lc.replay import Replayer, ReplayResult
-from ariadne_lc.scoring import Similarity, SimilarityScorer, ThoughtSimilarity, ascore_with, intervention_strength
-from ariadne_lc.trace import Trace
+from ariadne_lc.replay._action import DerivedAction
+from ariadne_lc.replay._fork import path_of
+from ariadne_lc.scoring import (
+    DEFAULT_TAU,
+    Similarity,
+    SimilarityScorer,
+    ThoughtSimilarity,
+    ascore_with,
+    intervention_strength,
+)
+from ariadne_lc.trace import ToolCall, Trace
 
 __all__ = ["MULTI_SEPARATOR", "Made", "Ran", "Runner", "control_intervention"]
 
@@ -48,6 +66,9 @@ class Made:
 
     per_step: dict[int, Intervention]
     gate: dict[int, Decisiveness] = field(default_factory=dict)
+    observation: ObservationSwap | None = None
+    """``observation->answer``: the output changed (``per_step`` then holds the reader's contexts, thought and
+    output, before and after)."""
 
     @property
     def decisiveness(self) -> Decisiveness | None:
@@ -97,6 +118,12 @@ class Ran:
     """Why the answers were not scored although nothing failed: an empty or missing answer, and on which side."""
     tracking_similarity: float | None = None
     """S(implied answer of the intervened thought, a*), when the gate read one: where the answer went."""
+    not_testable: str | None = None
+    """Why the replay could not test the link although nothing failed (a needed tool was not run)."""
+    derived: DerivedAction | None = None
+    """``thought->action``: the calls the step's model made with the intervened thought (never run)."""
+    action: ActionVerdict | None = None
+    """``thought->action``: S between the recorded and the derived calls, and where they went."""
 
 
 def control_intervention(planned: PlannedAudit, thought: str) -> Intervention | None:
@@ -130,9 +157,16 @@ class Runner:
     answer_extractor: Callable[[str], str] | None
     gate: Gate | None = None
     """The decisiveness gate; ``None``: every applicable edit is replayed (``Auditor(decisive=False)``)."""
+    swapper: ObservationSwapper = field(default_factory=RuleObservationSwapper)
+    """Makes the ``observation_swap`` of the ``observation->answer`` link."""
+    actions: ActionGates | None = None
+    """The ``thought->action`` gates (one per tool set); ``None`` with the gate off."""
+    tau: float = DEFAULT_TAU
 
     def run(self, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
         """Intervene, replay and score (stages as child spans of the current audit span)."""
+        if planned.link == "thought->action":
+            return (yield from self._run_action(trace, planned))
         original = self._scored(trace.final_answer or "")
         if not original.strip():
             return Ran(None, None, None, None, None, None, unscored=self._empty("recorded"))
@@ -141,7 +175,10 @@ class Runner:
         error: Exception | None = None
         with self.spans.stage("intervene") as stage:
             try:
-                made = yield from self._intervene(trace, planned)
+                if planned.link == "observation->answer":
+                    made = yield from self._swap(trace, planned)
+                else:
+                    made = yield from self._intervene(trace, planned, self.gate)
                 applied = made
                 # a model-based similarity may load or compute for a while: keep the event loop free
                 strength = yield Call(
@@ -151,14 +188,20 @@ class Runner:
             except Exception as exc:
                 error = _stage_failed(stage, "intervention", trace, planned, exc)
         replay: ReplayResult | None = None
+        calls: tuple[ToolCall, ...] | None = None
         if made is not None and made.applicable:
             with self.spans.stage("replay") as stage:
                 try:
-                    replay = yield self._replay(trace, planned, made)
+                    calls = yield from self._new_calls(trace, planned, made)
+                    replay = yield self._replay(trace, planned, made, calls)
                 except Exception as exc:
                     error = _stage_failed(stage, "replay", trace, planned, exc)
         if replay is None:
             return Ran(made, strength, replay, None, None, error)
+        if replay.tools_unavailable and (calls is not None or replay.replay_mode == "rederive"):
+            missing = ", ".join(sorted(set(replay.tools_unavailable)))
+            reason = f"not testable: tool {missing} not run (the policy may not run it; declare it in safe_tools)"
+            return Ran(made, strength, replay, None, None, error, not_testable=reason)
         if replay.answer is None:
             return Ran(made, strength, replay, None, None, error, unscored="the replay ended without an answer")
         answers = (original, self._scored(replay.answer))
@@ -185,21 +228,91 @@ class Runner:
             lambda: ascore_with(scorer, a, b, intervention=kind, query=query),
         )
 
-    def _intervene(self, trace: Trace, planned: PlannedAudit) -> Flow[Made]:
+    def _run_action(self, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
+        """The ``thought->action`` audit (:mod:`._action`): gate on the implied action, re-run the step's model."""
+        k = planned.steps[0]
+        step = trace.step(k)
+        tools = tool_specs(self.replayer.tools_of(path_of(step)[-1][0]))
+        gate = None if self.actions is None else self.actions.gate(tools)
+        made: Made | None = None
+        error: Exception | None = None
+        with self.spans.stage("intervene") as stage:
+            try:
+                made = yield from self._intervene(trace, planned, gate)
+            except Exception as exc:
+                error = _stage_failed(stage, "intervention", trace, planned, exc)
+        if made is None or not made.applicable:
+            return Ran(made, None, None, None, None, error)
+        thought = made.per_step[k].intervened or ""
+        derived: DerivedAction | None = None
+        with self.spans.stage("replay") as stage:
+            try:
+                replayer = self.replayer
+                derived = yield Call(
+                    lambda: replayer.derive_action(trace, k, thought),
+                    lambda: replayer.aderive_action(trace, k, thought),
+                )
+            except Exception as exc:
+                error = _stage_failed(stage, "action re-run", trace, planned, exc)
+        if derived is None:
+            return Ran(made, self._strength(planned, made), None, None, None, error)
+        record = made.decisiveness
+        implied = None
+        if self.actions is not None and record is not None and record.outcome in ("decisive", "placebo_kept"):
+            implied = self.actions.implied(record.intervened_implied)
+        verdict = action_verdict(step.tool_calls, derived, implied, self.tau)
+        similarity = Similarity(value=verdict.similarity, method="calls")
+        strength = self._strength(planned, made)
+        return Ran(made, strength, None, None, similarity, error, derived=derived, action=verdict)
+
+    def _swap(self, trace: Trace, planned: PlannedAudit) -> Flow[Made]:
+        """The ``observation->answer`` intervention: one tool output of the step, its value swapped, gated on the
+        answer the thought and the output imply (one attempt: a rule swap has one candidate)."""
+        k = planned.steps[0]
+        step = trace.step(k)
+        call = step.tool_calls[planned.call_index or 0]
+        output = call.output or ""
+        original = observation_context(step.thought, call.name, output)
+        swapper = self.swapper
+        edit = yield Call(
+            lambda: swapper.swap(output, query=trace.query, tool=call.name),
+            lambda: aswap_with(swapper, output, query=trace.query, tool=call.name),
+        )
+        if edit.swapped is None:
+            return Made({k: Intervention.not_applicable(planned.kind, original, edit.method)})
+        swap = ObservationSwap(
+            tool=call.name, call_id=call.id, original=output, swapped=edit.swapped, method=edit.method
+        )
+        made = Intervention(
+            type=planned.kind,
+            original=original,
+            intervened=observation_context(step.thought, call.name, edit.swapped),
+            applicable=True,
+            method=edit.method,
+        )
+        gate: dict[int, Decisiveness] = {}
+        if self.gate is not None:
+            made, record = yield from self.gate.check(_NO_REVISION, original, planned.kind, trace.query, made)
+            if record is not None:
+                gate[k] = record
+        return Made({k: made}, gate, swap)
+
+    def _intervene(self, trace: Trace, planned: PlannedAudit, gate: Gate | None) -> Flow[Made]:
+        """The interventions of ``planned``, each through ``gate`` (``None``: ungated)."""
         maker = self.paraphraser if planned.kind == ControlType.PARAPHRASE else self.critic
         per_step: dict[int, Intervention] = {}
-        gate: dict[int, Decisiveness] = {}
+        records: dict[int, Decisiveness] = {}
         for k in planned.steps:
             thought = trace.step(k).thought
             made = control_intervention(planned, thought)
             if made is None:
                 made = yield _critic_call(maker, thought, planned.kind, trace.query)
-            if self.gate is not None and gated(planned.kind):
-                made, record = yield from self.gate.check(maker, thought, planned.kind, trace.query, made)
+            if gate is not None and gated(planned.kind):
+                made, record = yield from gate.check(maker, thought, planned.kind, trace.query, made)
                 if record is not None:
-                    gate[k] = record
+                    records[k] = record
             per_step[k] = made
-        return Made(per_step, gate)
+        return Made(per_step, records)
 
     def _strength(self, planned: PlannedAudit, made: Made) -> float | None:
         if not made.applicable or planned.kind == ControlType.EARLY_ANSWER:
@@ -209,13 +322,43 @@ class Runner:
             for i in made.per_step.values()
         )
 
-    def _replay(self, trace: Trace, planned: PlannedAudit, made: Made) -> Call[ReplayResult]:
+    def _new_calls(self, trace: Trace, planned: PlannedAudit, made: Made) -> Flow[tuple[ToolCall, ...] | None]:
+        """``thought->answer`` with a way to re-run the step's model: the calls it makes with the new thought, when
+        they differ from the recorded ones (the replay then runs those, under the tool policy); else ``None``."""
+        replayer = self.replayer
+        if (
+            replayer.action_source is None
+            or replayer.tool_calls != "recorded"
+            or made.observation is not None
+            or len(planned.steps) > 1
+            or planned.kind not in ACTION_KINDS
+        ):
+            return None
+        k, thought = planned.steps[0], made.per_step[planned.steps[0]].intervened or ""
+        derived: DerivedAction = yield Call(
+            lambda: replayer.derive_action(trace, k, thought), lambda: replayer.aderive_action(trace, k, thought)
+        )
+        recorded = [(c.name, c.args) for c in trace.step(k).tool_calls]
+        if call_similarity(recorded, [(c.name, c.args) for c in derived.calls]) == 1.0:
+            return None
+        return derived.calls
+
+    def _replay(
+        self, trace: Trace, planned: PlannedAudit, made: Made, calls: tuple[ToolCall, ...] | None = None
+    ) -> Call[ReplayResult]:
         replayer = self.replayer
         if planned.kind == ControlType.EARLY_ANSWER:
             k = planned.steps[0]
             return Call(lambda: replayer.replay_early_answer(trace, k), lambda: replayer.areplay_early_answer(trace, k))
-        thoughts = {k: i.intervened or "" for k, i in made.per_step.items()}
-        return Call(lambda: replayer.replay_steps(trace, thoughts), lambda: replayer.areplay_steps(trace, thoughts))
+        if made.observation is not None:
+            k, swap = planned.steps[0], made.observation
+            thoughts, outputs = {k: trace.step(k).thought}, {swap.call_id or "": swap.swapped}
+        else:
+            thoughts, outputs = {k: i.intervened or "" for k, i in made.per_step.items()}, {}
+        return Call(
+            lambda: replayer.replay_steps(trace, thoughts, outputs=outputs, calls=calls),
+            lambda: replayer.areplay_steps(trace, thoughts, outputs=outputs, calls=calls),
+        )
 
     def _scored(self, answer: str) -> str:
         """An answer as scored: through ``answer_extractor`` when one is set."""
@@ -224,6 +367,24 @@ class Runner:
     def _empty(self, side: str) -> str:
         how = " after answer_extractor" if self.answer_extractor is not None else ""
         return f"the {side} answer is empty{how}: an empty answer gives no verdict"
+
+
+class _NoRevision:
+    """The observation gate's "critic": a swap is read once, never revised."""
+
+    def intervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
+        raise NotImplementedError("observation swaps are made by the swapper")
+
+
+_NO_REVISION = _NoRevision()
+
+
+async def aswap_with(swapper: ObservationSwapper, output: str, *, query: str, tool: str) -> ObservationEdit:
+    """``swapper.aswap`` when it has one, else its sync ``swap``."""
+    aswap = getattr(swapper, "aswap", None)
+    if aswap is not None:
+        return cast(ObservationEdit, await aswap(output, query=query, tool=tool))
+    return swapper.swap(output, query=query, tool=tool)
 
 
 def _critic_call(critic: Critic, thought: str, kind: str, query: str) -> Call[Intervention]:

@@ -12,11 +12,13 @@ from ariadne_lc.errors import ConfigurationError
 __all__ = [
     "CONTRADICTIONS",
     "CONTROLS",
+    "OBSERVATIONS",
     "ControlType",
     "Critic",
     "Intervention",
     "InterventionKind",
     "InterventionType",
+    "ObservationType",
     "aintervene_with",
     "is_control",
     "parse_intervention_types",
@@ -61,13 +63,23 @@ class ControlType(StrEnum):
     """The step's thought replaced by neutral filler ("... ...") of the same length."""
 
 
+class ObservationType(StrEnum):
+    """Interventions on a step's tool output: the ``observation->answer`` link (docs/method.md#links)."""
+
+    OBSERVATION_SWAP = "observation_swap"
+    """The value in one tool output that an answer could depend on, replaced by a plausible other."""
+
+
 CONTRADICTIONS: tuple[InterventionType, ...] = tuple(InterventionType)
 """All contradiction types, in the order of docs/method.md#interventions."""
 
 CONTROLS: tuple[ControlType, ...] = tuple(ControlType)
 """All control kinds."""
 
-InterventionKind = InterventionType | ControlType
+OBSERVATIONS: tuple[ObservationType, ...] = tuple(ObservationType)
+"""All interventions on tool outputs."""
+
+InterventionKind = InterventionType | ControlType | ObservationType
 """Anything the auditor can do to a step: a contradiction or a control."""
 
 
@@ -119,7 +131,7 @@ class Critic(Protocol):
 
 
 def _valid_names() -> str:
-    return ", ".join([*CONTRADICTIONS, *CONTROLS])
+    return ", ".join([*CONTRADICTIONS, *OBSERVATIONS, *CONTROLS])
 
 
 def parse_intervention_types(names: str | list[str] | tuple[str, ...]) -> list[InterventionKind]:
@@ -133,6 +145,8 @@ def parse_intervention_types(names: str | list[str] | tuple[str, ...]) -> list[I
             out.append(InterventionType(name))
         elif name in CONTROLS:
             out.append(ControlType(name))
+        elif name in OBSERVATIONS:
+            out.append(ObservationType(name))
         else:
             raise ConfigurationError(f"unknown intervention {name!r}; choose from " + _valid_names())
     return out

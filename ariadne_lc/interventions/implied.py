@@ -56,9 +56,10 @@ __all__ = [
 QuestionKind = Literal["number", "choice", "yes_no", "text"]
 """What kind of answer the query asks for: a number, an option letter, yes/no, or free text."""
 
-ThoughtForm = Literal["calculation", "number", "option", "yes_no", "text", "none"]
+ThoughtForm = Literal["calculation", "number", "option", "yes_no", "text", "none", "action"]
 """How the thought states its commitment: an explicit calculation (``6 * 7``), a bare number, an option letter,
-yes/no, a free-text phrase after "the answer is", or nothing a rule can read."""
+yes/no, a free-text phrase after "the answer is", nothing a rule can read, or (``thought->action`` link) a tool
+call."""
 
 DEFAULT_READER_MAX_TOKENS = 16
 """A final answer is a number, a letter, yes/no or a short phrase: a reader reply longer than this is cut."""

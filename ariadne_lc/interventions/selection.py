@@ -18,7 +18,13 @@ import random
 from typing import Literal
 
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.interventions._types import CONTRADICTIONS, CONTROLS, InterventionType, parse_intervention_types
+from ariadne_lc.interventions._types import (
+    CONTRADICTIONS,
+    CONTROLS,
+    OBSERVATIONS,
+    InterventionType,
+    parse_intervention_types,
+)
 from ariadne_lc.interventions.rules import has_causal_language, has_logic_words, has_numeric_claim
 
 __all__ = ["SELECTORS", "Selector", "adaptive_type", "parse_interventions", "random_type", "resolve"]
@@ -49,7 +55,7 @@ def parse_interventions(names: str | list[str] | tuple[str, ...]) -> list[str]:
     items = [names] if isinstance(names, str) else list(names)
     if not items:
         raise ConfigurationError(
-            "no interventions given; choose from " + ", ".join([*CONTRADICTIONS, *CONTROLS, *SELECTORS])
+            "no interventions given; choose from " + ", ".join([*CONTRADICTIONS, *OBSERVATIONS, *CONTROLS, *SELECTORS])
         )
     out: list[str] = []
     for name in items:
@@ -60,7 +66,8 @@ def parse_interventions(names: str | list[str] | tuple[str, ...]) -> list[str]:
             out.extend(str(k) for k in parse_intervention_types([name]))
         except ConfigurationError:
             raise ConfigurationError(
-                f"unknown intervention {name!r}; choose from " + ", ".join([*CONTRADICTIONS, *CONTROLS, *SELECTORS])
+                f"unknown intervention {name!r}; choose from "
+                + ", ".join([*CONTRADICTIONS, *OBSERVATIONS, *CONTROLS, *SELECTORS])
             ) from None
     return out
 

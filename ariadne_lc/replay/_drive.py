@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,7 +23,7 @@ from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._tools import Served, serve
 from ariadne_lc.replay._types import ReplayResult, ToolPolicy
 from ariadne_lc.semconv import ARIADNE_REPLAY
-from ariadne_lc.trace import Step, Trace
+from ariadne_lc.trace import Step, ToolCall, Trace
 
 
 class Replaying(Protocol):
@@ -43,11 +43,11 @@ class Replaying(Protocol):
     def isolated_graph(self, saver: Any, *, intercept: bool) -> Any: ...
 
 
-__all__ = ["Replaying", "replay_flow"]
+__all__ = ["Counter", "Replaying", "check_step", "deepest", "replay_flow"]
 
 
 @dataclass(slots=True, eq=False)  # hashable: LangGraph puts handlers in sets
-class _Counter(BaseCallbackHandler):
+class Counter(BaseCallbackHandler):
     model_calls: int = 0
     tool_calls: int = 0
     run_inline: bool = field(default=True)
@@ -72,7 +72,7 @@ def _substitute(message: AIMessage, thought: str) -> AIMessage:
     return message.model_copy(update={"content": thought, "additional_kwargs": extra})
 
 
-def _check(trace: Trace, index: int) -> Step:
+def check_step(trace: Trace, index: int) -> Step:
     step = trace.step(index)
     if not step.thought.strip():
         raise NoThoughtError(
@@ -89,7 +89,7 @@ def _check(trace: Trace, index: int) -> Step:
     return step
 
 
-def _deepest(snapshot: Any) -> Any:
+def deepest(snapshot: Any) -> Any:
     """The snapshot of the innermost graph with work pending (the top level when no subgraph has any)."""
     while True:
         inner = next((t.state for t in snapshot.tasks if getattr(t.state, "next", None)), None)
@@ -142,19 +142,30 @@ def _rederive(
     return deriver.name
 
 
+def _fresh(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    return [{"name": c.name, "args": dict(c.args), "id": f"ariadne-rederived-{uuid.uuid4().hex[:12]}"} for c in calls]
+
+
 def replay_flow(
-    replayer: Replaying, trace: Trace, thoughts: Mapping[int, str], *, early: bool, instruction: str
+    replayer: Replaying,
+    trace: Trace,
+    thoughts: Mapping[int, str],
+    *,
+    early: bool,
+    instruction: str,
+    outputs: Mapping[str, str] | None = None,
+    calls: Sequence[ToolCall] | None = None,
 ) -> Flow[ReplayResult]:
     """Fork at the latest chosen step, substitute, and run on to an answer (see the package docstring)."""
     if not thoughts:
         raise ConfigurationError("no steps to substitute")
-    steps = [_check(trace, k) for k in sorted(thoughts)]
+    steps = [check_step(trace, k) for k in sorted(thoughts)]
     last = steps[-1]
     levels, original = yield from locate(replayer.graph, last, replayer.tool_node_of)
     written = _update(levels, original, steps, thoughts)
-    intercept = early or replayer.tool_policy is ToolPolicy.RECORDED
+    intercept = early or replayer.tool_policy is ToolPolicy.RECORDED or bool(outputs)
     as_node = last.node
-    counter = _Counter()
+    counter = Counter()
     thread = f"ariadne-replay-{uuid.uuid4()}"
     config: dict[str, Any] = {
         "configurable": {"thread_id": thread},
@@ -164,7 +175,10 @@ def replay_flow(
         "recursion_limit": replayer.max_turns * 2 + 5,
     }
     deriver: str | None = None
-    if not early:  # early answering drops the step's calls whatever the mode
+    if calls is not None:  # the calls the step's model made with the new thought (thought->action re-run)
+        written[-1] = with_tool_calls(written[-1], _fresh(calls))
+        deriver = "action"
+    elif not early:  # early answering drops the step's calls whatever the mode
         deriver = yield from _rederive(replayer, trace, levels[-1], written, last, thoughts[last.index], config)
     if early:
         tool_node = replayer.tool_node_of(levels[-1].ns)
@@ -182,7 +196,7 @@ def replay_flow(
     fork_id = levels[-1].before.config["configurable"]["checkpoint_id"]
     at = {"configurable": {"thread_id": thread, "checkpoint_ns": levels[-1].ns, "checkpoint_id": fork_id}}
     yield _ops.update_state(iso, at, {"messages": written}, as_node)
-    served = Served(trace)
+    served = Served(trace, dict(outputs or {}))
     answers = Answers(trace.interrupts)
     for _ in range(replayer.max_turns * 3 + 3):
         snapshot = yield _ops.state(iso, config)
@@ -193,7 +207,7 @@ def replay_flow(
             resume = {i.id: answers.take(node, i.value).resume for node, i in asked}
             yield _ops.invoke(iso, Command(resume=resume), config)
             continue
-        level = _deepest(snapshot)
+        level = deepest(snapshot)
         ns = level.config["configurable"].get("checkpoint_ns", "")
         tool_node = replayer.tool_node_of(ns)
         if intercept and tool_node is not None and tool_node in level.next:
@@ -209,7 +223,7 @@ def _result(
     levels: list[Level],
     final: Any,
     config: dict[str, Any],
-    counter: _Counter,
+    counter: Counter,
     served: Served,
     answers: Answers,
     step: Step,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, get_args
 
 from langchain_core.language_models import BaseChatModel
@@ -11,13 +11,28 @@ from langchain_core.language_models import BaseChatModel
 from ariadne_lc._twin import run_async, run_sync
 from ariadne_lc.errors import AsyncSaverError, ConfigurationError, NoCheckpointerError, SubgraphNotReplayableError
 from ariadne_lc.records import ReplayMode
-from ariadne_lc.replay._derive import DeriveFunction, ToolCallDeriver, as_deriver
+from ariadne_lc.replay._action import ActionSource, DerivedAction, action_flow
+from ariadne_lc.replay._derive import ContinuationDeriver, DeriveFunction, ToolCallDeriver, as_deriver
 from ariadne_lc.replay._drive import replay_flow
 from ariadne_lc.replay._tools import find_tools
 from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
-from ariadne_lc.trace import Trace
+from ariadne_lc.trace import ToolCall, Trace
 
-__all__ = ["Replayer"]
+__all__ = ["Replayer", "action_source_of"]
+
+MIDDLEWARE_NODE_PREFIX = "AriadneMiddleware."
+"""create_agent names a middleware's hook nodes ``<middleware name>.<hook>``: how a graph with ours is found."""
+
+
+def action_source_of(graph: Any, model: BaseChatModel | None, deriver: ToolCallDeriver | None) -> ActionSource | None:
+    """Who re-runs a step's model for the ``thought->action`` link: the agent's model when given (a continuation
+    of the thought, as prefill), else the graph's :class:`~ariadne_lc.AriadneMiddleware` (which re-runs the model
+    call exactly as it was made), else the tool-call deriver (graph code), else nobody."""
+    if model is not None:
+        return ContinuationDeriver(model, instruction=None)
+    if any(str(name).startswith(MIDDLEWARE_NODE_PREFIX) for name in getattr(graph, "nodes", {})):
+        return "middleware"
+    return deriver
 
 
 def _stable(ns: str) -> tuple[str, ...]:
@@ -42,6 +57,8 @@ class Replayer:
         tool_call_deriver: For ``"rederive"`` (required there, refused otherwise): a
             :class:`~ariadne_lc.replay.ToolCallDeriver`, a function ``(thought, context) -> tool calls``, or a
             chat model (asked by a :class:`~ariadne_lc.replay.ContinuationDeriver`).
+        action_model: The agent's own chat model, re-run with a thought as the start of its reply for the
+            ``thought->action`` link (:func:`action_source_of` says who re-runs it when this is ``None``).
     """
 
     def __init__(
@@ -54,6 +71,7 @@ class Replayer:
         max_turns: int = DEFAULT_MAX_TURNS,
         tool_calls: ReplayMode = "recorded",
         tool_call_deriver: ToolCallDeriver | DeriveFunction | BaseChatModel | None = None,
+        action_model: BaseChatModel | None = None,
     ) -> None:
         if not hasattr(graph, "get_state_history") or not hasattr(graph, "copy"):
             raise ConfigurationError(
@@ -79,6 +97,9 @@ class Replayer:
         self.safe_tools = frozenset(safe_tools)
         self.max_turns = max_turns
         self.tool_node, self._tools = find_tools(graph, tool_node)
+        self.action_model = action_model
+        self.action_source: ActionSource | None = action_source_of(graph, action_model, self.tool_call_deriver)
+        """Who re-runs a step's model for the ``thought->action`` link (``None``: that link cannot be audited)."""
         self._levels: dict[tuple[str, ...], tuple[str | None, dict[str, Any]]] = {(): (self.tool_node, self._tools)}
 
     # -- public ------------------------------------------------------------------------------------
@@ -91,14 +112,59 @@ class Replayer:
         """Async twin of :meth:`replay` (needed for async-only savers such as ``AsyncSqliteSaver``)."""
         return await self.areplay_steps(trace, {step_index: thought})
 
-    def replay_steps(self, trace: Trace, thoughts: Mapping[int, str]) -> ReplayResult:
-        """Substitute several steps' thoughts at once (step index -> thought) and run on from the latest."""
-        self.check_sync("replay_steps", "areplay_steps")
-        return run_sync(replay_flow(self, trace, thoughts, early=False, instruction=""))
+    def replay_steps(
+        self,
+        trace: Trace,
+        thoughts: Mapping[int, str],
+        *,
+        outputs: Mapping[str, str] | None = None,
+        calls: Sequence[ToolCall] | None = None,
+    ) -> ReplayResult:
+        """Substitute several steps' thoughts at once (step index -> thought) and run on from the latest.
 
-    async def areplay_steps(self, trace: Trace, thoughts: Mapping[int, str]) -> ReplayResult:
+        ``outputs`` (tool call id -> output) serves those tool outputs instead of the recorded ones (an
+        ``observation_swap``); the tool node is then never run, whatever the tool policy. ``calls`` replaces the
+        latest step's tool calls (the calls its model made with the new thought, from :meth:`derive_action`),
+        answered under the tool policy.
+        """
+        self.check_sync("replay_steps", "areplay_steps")
+        flow = replay_flow(self, trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls)
+        return run_sync(flow)
+
+    async def areplay_steps(
+        self,
+        trace: Trace,
+        thoughts: Mapping[int, str],
+        *,
+        outputs: Mapping[str, str] | None = None,
+        calls: Sequence[ToolCall] | None = None,
+    ) -> ReplayResult:
         """Async twin of :meth:`replay_steps`."""
-        return await run_async(replay_flow(self, trace, thoughts, early=False, instruction=""))
+        flow = replay_flow(self, trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls)
+        return await run_async(flow)
+
+    def derive_action(self, trace: Trace, step_index: int, thought: str) -> DerivedAction:
+        """The calls step ``step_index``'s model makes when ``thought`` starts its reply (never run; the
+        ``thought->action`` link, :mod:`ariadne_lc.replay._action`).
+
+        Raises:
+            ConfigurationError: No way to re-run the step's model (see :attr:`action_source`).
+        """
+        self.check_sync("derive_action", "aderive_action")
+        return run_sync(action_flow(self, trace, step_index, thought, self._source()))
+
+    async def aderive_action(self, trace: Trace, step_index: int, thought: str) -> DerivedAction:
+        """Async twin of :meth:`derive_action`."""
+        return await run_async(action_flow(self, trace, step_index, thought, self._source()))
+
+    def _source(self) -> ActionSource:
+        if self.action_source is None:
+            raise ConfigurationError(
+                "the thought->action link needs a way to re-run the step's model: record the agent with "
+                "AriadneMiddleware (create_agent), or pass Auditor(graph, model=<the agent's chat model>) or a "
+                "tool_call_deriver"
+            )
+        return self.action_source
 
     def replay_early_answer(
         self, trace: Trace, step_index: int, *, instruction: str = EARLY_ANSWER_INSTRUCTION

@@ -31,6 +31,8 @@ class Served:
     """What the replay did with tool calls so far."""
 
     trace: Trace
+    outputs: dict[str, str] = field(default_factory=dict)
+    """Outputs served instead of the recorded ones, by tool call id (an ``observation_swap``)."""
     recorded: int = 0
     live: int = 0
     unavailable: list[str] = field(default_factory=list)
@@ -72,8 +74,12 @@ def serve(
             served.unavailable.append(call["name"])
             out.append(_message(call, EARLY_ANSWER_TOOL_MESSAGE.format(name=call["name"])))
             continue
+        swapped = served.outputs.get(call.get("id") or "")
         recorded = served.recorded_call(call)
-        if recorded is not None and recorded.output is not None:
+        if swapped is not None:
+            served.recorded += 1
+            out.append(_message(call, swapped, "success"))
+        elif recorded is not None and recorded.output is not None:
             served.recorded += 1
             out.append(_message(call, recorded.output, "error" if recorded.status == "error" else "success"))
         elif call["name"] in safe and call["name"] in tools:

@@ -1,0 +1,142 @@
+"""Observation swaps: the ``observation->answer`` link's intervention (docs/method.md#links).
+
+``observation_swap`` replaces the value in a step's tool output that an answer could depend on with a plausible
+other one (the seed's output_i), so that the audit can ask whether the answer reads its tools: a faithful agent's
+answer moves to the new value, one that answers from the question alone stays. One output is changed at a time.
+
+The rule form (:class:`RuleObservationSwapper`, offline, deterministic) changes the last number of the output (same
+format and magnitude: 108 -> 140, 3.5 -> 4.6), else the last yes/no or true/false (flipped). Free text without either
+(a name, a sentence) needs a model: :class:`LLMObservationSwapper` asks one for the same text with the key value
+changed, and refuses a reply that is the output itself or no single-value edit of it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, Protocol, runtime_checkable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, ConfigDict
+
+from ariadne_lc.errors import ConfigurationError
+
+__all__ = [
+    "OBSERVATION_SWAP",
+    "LLMObservationSwapper",
+    "ObservationEdit",
+    "ObservationSwapper",
+    "RuleObservationSwapper",
+    "observation_context",
+]
+
+OBSERVATION_SWAP: Final = "observation_swap"
+"""The intervention name of the ``observation->answer`` link."""
+
+
+def observation_context(thought: str, tool: str, output: str) -> str:
+    """What a reader reads for the ``observation->answer`` gate: the step's thought and the tool's output."""
+    return f"{thought.strip()}\nThe tool {tool} returned: {output.strip()}"
+
+
+class ObservationEdit(BaseModel):
+    """A swapper's answer for one tool output: the changed output, or why there is none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    swapped: str | None
+    method: str
+    """How the value was chosen (``rule:number``, ``rule:yes_no``, ``llm``), or why nothing was changed."""
+
+
+@runtime_checkable
+class ObservationSwapper(Protocol):
+    """Changes the value a tool output gives (may also define ``async def aswap`` with the same signature)."""
+
+    name: str
+
+    def swap(self, output: str, *, query: str, tool: str) -> ObservationEdit: ...
+
+
+_NUMBER = re.compile(r"(?<![\w.])(-?)(\d[\d,]*)(?:\.(\d+))?(?![\w])")
+_YES_NO = re.compile(r"\b(yes|no|true|false|Yes|No|True|False|YES|NO|TRUE|FALSE)\b")
+_FLIPS = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
+
+
+def _other_number(sign: str, whole: str, decimals: str | None) -> str:
+    value = float(whole.replace(",", "") + ("." + decimals if decimals else ""))
+    step = max(abs(value) * 0.3, 1.0 if not decimals else 10 ** -len(decimals))
+    new = value + step
+    if decimals:
+        text = f"{new:.{len(decimals)}f}"
+    else:
+        text = str(round(new))
+        if "," in whole:
+            text = f"{round(new):,}"
+    return sign + text
+
+
+class RuleObservationSwapper:
+    """The offline swapper: the output's last number, else its last yes/no or true/false (module docstring).
+
+    Examples:
+        >>> RuleObservationSwapper().swap("108", query="?", tool="multiply").swapped
+        '140'
+        >>> RuleObservationSwapper().swap("Is it open? yes", query="?", tool="check").swapped
+        'Is it open? no'
+    """
+
+    name = "rule"
+
+    def swap(self, output: str, *, query: str = "", tool: str = "") -> ObservationEdit:
+        numbers = list(_NUMBER.finditer(output))
+        if numbers:
+            m = numbers[-1]
+            other = _other_number(m.group(1), m.group(2), m.group(3))
+            return ObservationEdit(swapped=output[: m.start()] + other + output[m.end() :], method="rule:number")
+        flags = list(_YES_NO.finditer(output))
+        if flags:
+            m = flags[-1]
+            word = _FLIPS[m.group(1).lower()]
+            word = word.upper() if m.group(1).isupper() else word.capitalize() if m.group(1)[0].isupper() else word
+            return ObservationEdit(swapped=output[: m.start()] + word + output[m.end() :], method="rule:yes_no")
+        return ObservationEdit(
+            swapped=None,
+            method="no number or yes/no in the tool output to swap (free text needs LLMObservationSwapper)",
+        )
+
+
+_SWAP_SYSTEM = (
+    "You edit a tool's output for a test. Change the one value an answer would depend on (a number, a name, a "
+    "yes/no) to a different, plausible value of the same kind. Keep everything else exactly as it is. Reply with "
+    "the edited output only."
+)
+
+
+class LLMObservationSwapper:
+    """Asks a chat model to change the key value of a free-text output; the rule swap first, where it applies.
+
+    A reply equal to the output (after whitespace), empty, or more than twice as long is refused: it is no swap.
+    """
+
+    def __init__(self, model: BaseChatModel, *, max_tokens: int = 128) -> None:
+        if not isinstance(model, BaseChatModel):
+            raise ConfigurationError(f"an LLMObservationSwapper needs a chat model, got {type(model).__name__}")
+        self.model = model
+        self.max_tokens = max_tokens
+        self.rule = RuleObservationSwapper()
+        label = getattr(model, "model_name", None) or getattr(model, "model", None) or type(model).__name__
+        self.name = f"llm:{label}"
+
+    def swap(self, output: str, *, query: str = "", tool: str = "") -> ObservationEdit:
+        ruled = self.rule.swap(output, query=query, tool=tool)
+        if ruled.swapped is not None:
+            return ruled
+        prompt = f"Question: {query}\nTool: {tool}\nOutput:\n{output}\n\nEdited output:"
+        reply = self.model.invoke(
+            [SystemMessage(content=_SWAP_SYSTEM), HumanMessage(content=prompt)], max_tokens=self.max_tokens
+        )
+        text = reply.text.strip()
+        if not text or " ".join(text.split()) == " ".join(output.split()) or len(text) > 2 * len(output) + 20:
+            return ObservationEdit(swapped=None, method=f"llm: no swap in the reply {text[:60]!r}")
+        return ObservationEdit(swapped=text, method="llm")

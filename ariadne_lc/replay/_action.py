@@ -1,0 +1,145 @@
+"""The agent's action under an intervened thought: the step's own model re-run with the thought as the start of its
+reply, its tool calls read and never run (the ``thought->action`` link, docs/method.md#links).
+
+Three sources of that re-run, one per kind of graph:
+
+- ``middleware``: a ``create_agent`` graph with :class:`~ariadne_lc.AriadneMiddleware`. The checkpoint before the
+  step's model node is copied into an isolated thread of a separate saver (as every replay does) and the graph is
+  resumed there with the thought in the run config (:data:`~ariadne_lc.semconv.ARIADNE_PREFILL`). The middleware,
+  which wraps the model call, appends the thought as a trailing assistant message: a provider that continues one
+  (prefill; the local server does) writes the rest of the reply, others answer it as a continuation turn. The copy
+  has a breakpoint before every tool node, so the run stops right after the model wrote its calls. The model sees
+  exactly the prompt it saw live (system prompt, tools, other middleware), which no call from outside can rebuild.
+- a :class:`~ariadne_lc.replay.ToolCallDeriver`: the agent's chat model given to the auditor (a
+  :class:`~ariadne_lc.replay.ContinuationDeriver` with the thought as prefill), or graph code written as a
+  function. Nothing of the graph runs.
+
+Bad replies are outcomes: a reply without tool calls is the action "no call"; a call to an unknown tool or with
+arguments that fail the tool's schema is kept as made (and named in ``invalid``), never run. No tool runs on this
+link at all: ``tools_executed`` counts the tool starts the re-run saw, and stays 0.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage
+
+from ariadne_lc._twin import Flow
+from ariadne_lc.errors import NotReplayableError
+from ariadne_lc.replay import _ops
+from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive
+from ariadne_lc.replay._drive import Counter, Replaying, check_step, deepest
+from ariadne_lc.replay._fork import copy_levels, locate
+from ariadne_lc.semconv import ARIADNE_PREFILL, ARIADNE_REPLAY
+from ariadne_lc.trace import ToolCall, Trace
+
+__all__ = ["ActionSource", "DerivedAction", "action_flow", "invalid_calls"]
+
+ActionSource = ToolCallDeriver | Literal["middleware"]
+"""Who re-runs the step's model: the graph's own middleware, or a deriver."""
+
+
+@dataclass(frozen=True, slots=True)
+class DerivedAction:
+    """What the step's model did with the intervened thought."""
+
+    calls: tuple[ToolCall, ...]
+    """The calls it made (empty: no call), never executed."""
+    deriver: str
+    """``middleware`` or the deriver's name."""
+    model_calls: int
+    """Model calls the re-run made (1 for the middleware, what the deriver's model reported otherwise)."""
+    tools_executed: int
+    """Tool starts the re-run saw: 0, always (a test pins it)."""
+    invalid: tuple[str, ...] = ()
+    """Calls the graph could not run: an unknown tool, arguments that fail its schema."""
+    fork_checkpoint_id: str | None = None
+    """The production checkpoint the middleware re-run forked from (``None`` for a deriver)."""
+    replay_thread_id: str | None = None
+
+
+def invalid_calls(calls: tuple[ToolCall, ...], tools: dict[str, Any]) -> tuple[str, ...]:
+    """Why each call the graph could not run would fail: an unknown tool, or arguments its schema refuses."""
+    out: list[str] = []
+    for call in calls:
+        tool = tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(tools)) or "none"
+            out.append(f"{call.name}: no such tool (tools: {known})")
+            continue
+        schema = getattr(tool, "tool_call_schema", None)
+        validate = getattr(schema, "model_validate", None)
+        if validate is None:
+            continue
+        try:
+            validate(call.args)
+        except Exception as exc:  # pydantic's ValidationError, or a schema's own
+            out.append(f"{call.name}: arguments {call.args!r} fail its schema ({' '.join(str(exc).split())[:120]})")
+    return tuple(out)
+
+
+def _calls(message: Any) -> tuple[ToolCall, ...]:
+    if not isinstance(message, AIMessage):
+        return ()
+    return tuple(ToolCall(id=c.get("id"), name=c["name"], args=dict(c.get("args") or {})) for c in message.tool_calls)
+
+
+def action_flow(
+    replayer: Replaying, trace: Trace, index: int, thought: str, source: ActionSource
+) -> Flow[DerivedAction]:
+    """Re-run step ``index``'s model with ``thought`` as the start of its reply; its calls, never run."""
+    step = check_step(trace, index)
+    levels, _ = yield from locate(replayer.graph, step, replayer.tool_node_of)
+    tools = replayer.tools_of(levels[-1].ns)
+    counter = Counter()
+    config: dict[str, Any] = {
+        "callbacks": [counter],
+        "metadata": {ARIADNE_REPLAY: True},
+        "tags": ["ariadne-replay"],
+    }
+    if source != "middleware":
+        context = StepContext(
+            query=trace.query,
+            step=step,
+            messages=tuple(levels[-1].before.values["messages"]),
+            tools=tools,
+            config=config,
+        )
+        derived = yield from derive(source, thought, context)
+        calls = tuple(ToolCall(id=c["id"], name=c["name"], args=c["args"]) for c in derived)
+        return DerivedAction(calls, source.name, counter.model_calls, counter.tool_calls, invalid_calls(calls, tools))
+    thread = f"ariadne-action-{uuid.uuid4()}"
+    iso_saver = _in_memory_saver()
+    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread)
+    iso = replayer.isolated_graph(iso_saver, intercept=True)
+    config["configurable"] = {"thread_id": thread, ARIADNE_PREFILL: thought}
+    config["recursion_limit"] = 10
+    yield _ops.invoke(iso, None, config)
+    snapshot = yield _ops.state(iso, {"configurable": {"thread_id": thread}})
+    level = deepest(snapshot)
+    known = {m.id for m in levels[-1].before.values["messages"]}
+    written = [m for m in level.values.get("messages", ()) if isinstance(m, AIMessage) and m.id not in known]
+    if not written:
+        raise NotReplayableError(
+            f"the re-run of step {index}'s model wrote no message: its node ({step.node!r}) did not run again from "
+            "the checkpoint before it"
+        )
+    calls = _calls(written[0])
+    return DerivedAction(
+        calls=calls,
+        deriver="middleware",
+        model_calls=counter.model_calls,
+        tools_executed=counter.tool_calls,
+        invalid=invalid_calls(calls, tools),
+        fork_checkpoint_id=levels[-1].before.config["configurable"]["checkpoint_id"],
+        replay_thread_id=thread,
+    )
+
+
+def _in_memory_saver() -> Any:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    return InMemorySaver()
