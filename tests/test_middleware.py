@@ -217,7 +217,8 @@ def test_middleware_traces_are_audited_and_replays_are_not_recorded() -> None:
     graph.invoke({"messages": [("user", "How many apples are in 6 boxes of 7?")]}, _config("t-1"))
     (trace,) = store.list_traces()
     head = graph.get_state({"configurable": {"thread_id": "t-1"}})
-    (result,) = Auditor(graph).audit(trace, step=0, interventions=["logic_flip"])
+    results = Auditor(graph).audit(trace, step=0, interventions=["logic_flip"])
+    (result,) = [r for r in results if r.link == "thought->answer"]
     assert result.phi is not None and result.phi > 0.5 and not result.violation
     assert result.counterfactual_answer != trace.final_answer
     assert len(store.list_traces()) == 1  # the replay ran through the middleware and was ignored
@@ -260,7 +261,8 @@ def test_a_turn_paused_for_a_human_is_one_trace_once_resumed() -> None:
     # The middleware never sees Command(resume=...), so the answers are not recorded (the handler and
     # record() record them): a replay that reaches the pause ends with a named error, never waits.
     assert trace.interrupts == ()
-    (result,) = Auditor(graph).audit(trace, step=0, interventions=["logic_flip"])
+    results = Auditor(graph).audit(trace, step=0, interventions=["logic_flip"])
+    (result,) = [r for r in results if r.link == "thought->answer"]
     assert result.status == "failed" and "UnansweredInterruptError" in (result.error or "")
 
 

@@ -80,8 +80,9 @@ Interventions = str | Sequence[str]
 def _links(links: Sequence[Link] | None, replayer: Replayer) -> tuple[Link, ...]:
     """The links to audit: those given (validated), else every link this auditor can audit (``thought->action``
     only with a way to re-run the step's model)."""
-    if links is None:
-        return tuple(k for k in LINKS if k != "thought->action" or replayer.action_source is not None)
+    if links is None:  # a tool-call deriver (graph code) audits the action link when asked to, not by default
+        auto = replayer.action_source is not None and replayer.action_source is not replayer.tool_call_deriver
+        return tuple(k for k in LINKS if k != "thought->action" or auto)
     chosen = (links,) if isinstance(links, str) else tuple(links)
     unknown = [k for k in chosen if k not in LINKS]
     if unknown or not chosen:

@@ -118,7 +118,9 @@ def test_rederive_refuses_a_tool_not_declared_safe(graph: Any) -> None:
     refusal = UNAVAILABLE_TOOL_MESSAGE.format(name=COMMIT_TOOL)
     assert r.counterfactual_answer == f"Final Answer: {refusal}"
     assert r.tools_unavailable == (COMMIT_TOOL,) and r.tools_live == 0
-    assert r.tracking == "elsewhere"  # it moved, but not to what the thought now says
+    # never a verdict computed from the refusal: the link could not be tested
+    assert r.status == "not_applicable" and r.tracking is None and not r.violation
+    assert r.not_testable is not None and f"tool {COMMIT_TOOL} not run" in r.not_testable
 
 
 def test_rederive_serves_the_unchanged_call_its_recorded_output(graph: Any) -> None:

@@ -89,7 +89,8 @@ def test_the_middleware_records_the_structured_response_too(saver: Any) -> None:
     (trace,) = store.list_traces()
     assert trace.final_answer is not None and json.loads(trace.final_answer)["total"] == 42.0
     assert trace.steps[-1].structured_output
-    (result,) = Auditor(graph).audit(trace)
+    results = Auditor(graph).audit(trace)
+    (result,) = [r for r in results if r.link == "thought->answer"]
     assert result.violation and result.label == "violation"
 
 
