@@ -99,11 +99,16 @@ class AuditSpans:
         self.redact = redact
 
     @contextmanager
-    def audit(self, target: Trace, step_index: int, intervention: str, **attributes: Any) -> Iterator[Span]:
-        """The audit span, a root span of its own trace, linked to the agent's span."""
+    def audit(
+        self, target: Trace, step_index: int, intervention: str, link: str = "thought->answer", **attributes: Any
+    ) -> Iterator[Span]:
+        """The audit span, a root span of its own trace, linked to the agent's span; named after the evaluation of
+        ``link`` (``evaluation causal_faithfulness`` for ``thought->answer``)."""
+        name = sc.evaluation_name(link)
         attrs: dict[str, Any] = {
             sc.GEN_AI_OPERATION_NAME: sc.EVALUATION_OPERATION,
-            sc.GEN_AI_EVALUATION_NAME: sc.EVALUATION_NAME,
+            sc.GEN_AI_EVALUATION_NAME: name,
+            sc.ARIADNE_LINK: link,
             sc.OPENINFERENCE_SPAN_KIND: sc.OPENINFERENCE_SPAN_KIND_EVALUATOR,
             sc.ARIADNE_INTERVENTION_TYPE: intervention,
             sc.ARIADNE_STEP_INDEX: step_index,
@@ -120,7 +125,7 @@ class AuditSpans:
         attrs.update({k: v for k, v in (_EXTRA_ATTRIBUTES.get() or {}).items() if v is not None})
         attrs.update({k: v for k, v in attributes.items() if v is not None})
         with self._tracer.start_as_current_span(
-            SPAN_NAME,
+            f"{sc.EVALUATION_OPERATION} {name}",
             context=otel_context.Context(),
             kind=SpanKind.INTERNAL,
             attributes=attrs,
@@ -146,8 +151,9 @@ class AuditSpans:
         """Put the result on the audit span and add the ``gen_ai.evaluation.result`` event."""
         attrs: dict[str, Any] = {
             sc.GEN_AI_EVALUATION_SCORE_LABEL: result.label,
-            sc.OPENINFERENCE_EVAL_NAME: sc.EVALUATION_NAME,
+            sc.OPENINFERENCE_EVAL_NAME: sc.evaluation_name(result.link),
             sc.OPENINFERENCE_EVAL_LABEL: result.label,
+            sc.ARIADNE_LINK: result.link,
             sc.ARIADNE_VIOLATION: result.violation,
             "ariadne.status": result.status,
             "ariadne.length_gate_exempted": result.length_gate_exempted,
@@ -192,8 +198,22 @@ class AuditSpans:
         }
         attrs.update({k: v for k, v in content.items() if v is not None})
         span.set_attributes(attrs)
+        if result.action is not None:
+            attrs["ariadne.action.deriver"] = result.action.deriver
+            attrs["ariadne.action.invalid"] = len(result.action.invalid)
+            attrs["ariadne.action.derived_tools"] = [c.name for c in result.action.derived]
+            if result.action.tracks is not None:
+                attrs["ariadne.action.tracks"] = result.action.tracks
+        if result.observation is not None:
+            attrs["ariadne.observation.tool"] = result.observation.tool
+            attrs["ariadne.observation.method"] = result.observation.method
+            swapped = self.content(result.observation.swapped)
+            if swapped is not None:
+                attrs["ariadne.observation.swapped"] = swapped
+        if result.not_testable is not None:
+            attrs["ariadne.not_testable"] = result.not_testable
         event: dict[str, Any] = {
-            sc.GEN_AI_EVALUATION_NAME: sc.EVALUATION_NAME,
+            sc.GEN_AI_EVALUATION_NAME: sc.evaluation_name(result.link),
             sc.GEN_AI_EVALUATION_SCORE_LABEL: result.label,
         }
         if result.phi is not None:

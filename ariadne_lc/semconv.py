@@ -40,6 +40,7 @@ __all__ = [
     "ARIADNE_TYPE_SELECTION",
     "ARIADNE_VIOLATION",
     "EVALUATION_NAME",
+    "EVALUATION_NAMES",
     "EVALUATION_OPERATION",
     "EVENT_EVALUATION_RESULT",
     "GEN_AI_AGENT_NAME",
@@ -55,12 +56,26 @@ __all__ = [
     "OPENINFERENCE_EVAL_SCORE",
     "OPENINFERENCE_SPAN_KIND",
     "OPENINFERENCE_SPAN_KIND_EVALUATOR",
+    "evaluation_name",
 ]
 
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 EVALUATION_OPERATION: Final = "evaluation"
 EVALUATION_NAME: Final = "causal_faithfulness"
-"""The value of ``gen_ai.evaluation.name`` on every audit span and written-back score."""
+"""The value of ``gen_ai.evaluation.name`` on every ``thought->answer`` audit span and written-back score."""
+EVALUATION_NAMES: Final[dict[str, str]] = {
+    "thought->answer": EVALUATION_NAME,
+    "thought->action": "action_faithfulness",
+    "observation->answer": "observation_faithfulness",
+}
+"""``gen_ai.evaluation.name`` per link (docs/method.md#links): one evaluation per link in a backend, never pooled."""
+
+
+def evaluation_name(link: str) -> str:
+    """The evaluation name of ``link`` (``causal_faithfulness`` for ``thought->answer`` and unknown links)."""
+    return EVALUATION_NAMES.get(link, EVALUATION_NAME)
+
+
 GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
 GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
 GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"

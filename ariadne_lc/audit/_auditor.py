@@ -506,11 +506,10 @@ class Auditor:
         attributes: dict[str, Any] = {
             sc.ARIADNE_CONTROL: is_control(planned.kind),
             sc.ARIADNE_TYPE_SELECTION: planned.selection,
-            sc.ARIADNE_LINK: planned.link,
         }
         if len(planned.steps) > 1:
             attributes[sc.ARIADNE_STEP_INDICES] = list(planned.steps)
-        with self.spans.audit(trace, planned.steps[0], planned.kind, **attributes) as span:
+        with self.spans.audit(trace, planned.steps[0], planned.kind, planned.link, **attributes) as span:
             ran = yield from self._runner.run(trace, planned)
             deriver = self.tool_call_deriver
             result = assemble(

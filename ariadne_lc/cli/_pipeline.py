@@ -19,7 +19,7 @@ from ariadne_lc.cli._common import console
 from ariadne_lc.errors import SuiteFormatError
 from ariadne_lc.interventions import is_control
 from ariadne_lc.recorder import AriadneCallbackHandler
-from ariadne_lc.records import Aggregate, AuditReport, AuditResult
+from ariadne_lc.records import LINKS, Aggregate, AuditReport, AuditResult
 from ariadne_lc.report import domain_group
 from ariadne_lc.stats import aggregate, build_report
 from ariadne_lc.store import ResultStore, TraceStore
@@ -198,16 +198,19 @@ def print_summary(report: AuditReport, title: str, *, calibration_note: str | No
         title: The table's title.
         calibration_note: Why no calibration was applied, when the caller looked for one (the demo).
     """
+    if report.coverage is not None:  # the first number of every summary: how much of the loop the rates cover
+        _say(report.coverage.summary())
     table = Table(title=title)
-    groups: dict[tuple[str, str], list[AuditResult]] = {}
+    groups: dict[tuple[str, str, str], list[AuditResult]] = {}
     for r in report.results:
-        groups.setdefault((domain_group(r), r.intervention_type), []).append(r)
+        groups.setdefault((_link_order(r.link), domain_group(r), r.intervention_type), []).append(r)
     widths = {
-        "domain": max((len(d) for d, _ in groups), default=6),
-        "intervention": max((len(k) + (10 if is_control(k) else 0) for _, k in groups), default=12),
+        "link": max((len(k) for k, _, _ in groups), default=4),
+        "domain": max((len(d) for _, d, _ in groups), default=6),
+        "intervention": max((len(k) + (10 if is_control(k) else 0) for _, _, k in groups), default=12),
     }
     columns = (
-        "domain", "intervention", "scored", "violation rate", "95% CI", "mean φ", "not decisive",
+        "link", "domain", "intervention", "scored", "violation rate", "95% CI", "mean φ", "not decisive",
         "tracks / else / stayed", "n/a", "failed",
     )  # fmt: skip
     for column in columns:
@@ -215,14 +218,15 @@ def print_summary(report: AuditReport, title: str, *, calibration_note: str | No
             table.add_column(column, justify="left", no_wrap=True, min_width=widths[column])
         else:
             table.add_column(column, justify="right")
-    last_domain = None
-    for (domain, kind), items in sorted(groups.items()):
-        if last_domain is not None and domain != last_domain:
+    last: tuple[str, str] | None = None
+    for (link, domain, kind), items in sorted(groups.items()):
+        if last is not None and (link, domain) != last:
             table.add_section()
-        last_domain = domain
+        last = (link, domain)
         agg = aggregate(items)
         ci = agg.violation_rate_ci
         table.add_row(
+            link.partition(" ")[2],
             domain,
             f"{kind} [dim](control)[/dim]" if is_control(kind) else kind,
             str(agg.scored),
@@ -235,11 +239,13 @@ def print_summary(report: AuditReport, title: str, *, calibration_note: str | No
             str(agg.failed),
         )
     console.print(table)
+    for line in link_lines(report):
+        _say(line)
     o = report.overall
     ci = o.violation_rate_ci
     say = _say
     say(
-        f"contradictions: violation rate {_fmt(o.violation_rate)} over {o.scored} scored audits"
+        f"{report.main_link} contradictions: violation rate {_fmt(o.violation_rate)} over {o.scored} scored audits"
         + (f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
         + (f", mean φ {o.mean_phi:.2f}" if o.mean_phi is not None else "")
         + f"; no verdict: {o.inconclusive} (length gate {o.length_gate_exempted}), failed: {o.failed}, "
@@ -257,15 +263,40 @@ def print_summary(report: AuditReport, title: str, *, calibration_note: str | No
         )
 
 
+def _link_order(link: str) -> str:
+    """Sorts links in the order of the agent's loop (the number is dropped when printed)."""
+    return f"{LINKS.index(link) if link in LINKS else len(LINKS)} {link}"
+
+
+def link_lines(report: AuditReport) -> list[str]:
+    """One line per link: its contradictions' violation rate with the Wilson interval, tracking, and what had no
+    verdict. Rates are never pooled across links."""
+    lines = []
+    for link, a in report.by_link.items():
+        ci = a.violation_rate_ci
+        line = (
+            f"{link}: violation rate {_fmt(a.violation_rate)} over {a.scored} scored"
+            + (f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
+            + (f", tracks {a.tracks}/{a.tracked}" if a.tracked else "")
+            + f"; not decisive {a.not_decisive}, no commitment {a.no_commitment}, n/a {a.not_applicable}, "
+            f"failed {a.failed}"
+        )
+        lines.append(line)
+    return lines
+
+
 def _say(line: str) -> None:
     console.print(line, soft_wrap=True, highlight=False)
 
 
 def rates_line(report: AuditReport, calibration_note: str | None = None) -> str:
-    """The raw and the corrected violation rate side by side, or why there is no corrected one."""
+    """The raw and the corrected violation rate side by side (of the report's main link), or why there is no
+    corrected one."""
     o = report.overall
     ci = o.violation_rate_ci
-    raw = f"raw violation rate {_fmt(o.violation_rate)}" + (f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
+    raw = f"{report.main_link} raw violation rate {_fmt(o.violation_rate)}" + (
+        f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else ""
+    )
     c = report.corrected
     if c is None:
         return f"{raw} | corrected: no calibration" + (f" ({calibration_note})" if calibration_note else "")

@@ -15,10 +15,11 @@ from typing import Any
 
 from ariadne_lc.errors import ConfigurationError, MissingExtraError
 from ariadne_lc.interventions import is_control
-from ariadne_lc.records import Aggregate, AuditReport, AuditResult, CorrectedRate
+from ariadne_lc.records import PLACEBO, Aggregate, AuditReport, AuditResult, CorrectedRate
 from ariadne_lc.report._corrected import CORRECTED_HEADER, corrected_line, corrected_markdown, corrected_rows
 from ariadne_lc.report._decisive import GATE_HEADER, gate_line, gate_markdown, gate_rows
 from ariadne_lc.report._io import write_json, write_text
+from ariadne_lc.report._links import LINK_HEADER, coverage_line, link_cards, link_rows, link_svg, links_markdown
 from ariadne_lc.report._plots import RateBar, phi_histogram, rate_bars, step_bars
 from ariadne_lc.stats import DEFAULT_CONFIDENCE, DEFAULT_SEED, UNSPECIFIED_DOMAIN, aggregate, build_report
 
@@ -141,8 +142,14 @@ def _rows(results: Sequence[AuditResult]) -> list[tuple[str, str, Aggregate]]:
 
 def _placebo_line(report: AuditReport) -> str:
     p = report.placebo
+    held = report.by_control.get(PLACEBO)
+    if held is not None and held.scored and (p is None or p.queries == 0):
+        return (
+            f"Placebo (paraphrase): {held.scored} scored audits, the answer held in {_pct(held.violation_rate)}; no "
+            "query has both a scored contradiction and a scored placebo, so there is no paired comparison."
+        )
     if p is None or p.queries == 0:
-        return "No placebo (paraphrase) control was run."
+        return "No placebo (paraphrase) control was scored."
     ci = p.excess_sensitivity_ci
     return (
         f"Placebo (paraphrase) over {p.queries} paired queries: the answer held under the placebo in "
@@ -168,7 +175,9 @@ def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness aud
     lines = [
         f"# {title}",
         "",
-        f"{o.scored} scored contradiction audits over {o.queries} queries: violation rate {_pct(o.violation_rate)} "
+        *links_markdown(report),
+        f"{report.main_link}: {o.scored} scored contradiction audits over {o.queries} queries: "
+        f"violation rate {_pct(o.violation_rate)} "
         f"(95% CI {_ci(o.violation_rate_ci)}), mean φ {_num(o.mean_phi)} (95% CI {_nci(o.mean_phi_ci)}). "
         + _counts_line(o),
         "",
@@ -236,11 +245,18 @@ details { margin: .3rem 0; } code { background: #f5f5f5; padding: 0 .2rem; }
 </style></head><body>
 <h1>{{ title }}</h1>
 <p class="sub">{{ subtitle }}</p>
+{% if coverage_line %}<p><b>{{ coverage_line }}</b></p>{% endif %}
 <p>{{ placebo_line }}</p>
 <p>{{ counts_line }}</p>
 <div class="cards">
 {% for card in cards %}<div class="card"><b>{{ card[1] }}</b><span>{{ card[0] }}</span></div>{% endfor %}
 </div>
+{% if link_rows %}<h2>Links of the agent's loop</h2>
+<p>Each link is audited and reported on its own; rates are never pooled across links. The cards, tables and plots
+below are about the {{ main_link }} link.</p>
+<table><tr>{% for h in link_header %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in link_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
+</table>{% if link_svg %}<div class="plots"><figure>{{ link_svg | safe }}</figure></div>{% endif %}{% endif %}
 {% if corrected_rows %}<h2>Raw and calibrated violation rates</h2>
 <p>{{ corrected_line }}</p>
 <table><tr>{% for h in corrected_header %}<th>{{ h }}</th>{% endfor %}</tr>
@@ -342,9 +358,14 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
         for r in results
         if r.violation and not r.control
     ][:50]
-    cards = _headline_cards(report)
+    cards = [*link_cards(report), *_headline_cards(report)]
     env = jinja2.Environment(autoescape=True)
     return env.from_string(_PAGE).render(
+        coverage_line=coverage_line(report),
+        link_header=LINK_HEADER,
+        link_rows=link_rows(report),
+        link_svg=link_svg(report),
+        main_link=report.main_link,
         title=title,
         subtitle=subtitle,
         placebo_line=_placebo_line(report),

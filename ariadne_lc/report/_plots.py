@@ -16,6 +16,7 @@ from typing import Any, Final
 from ariadne_lc.errors import MissingExtraError
 
 __all__ = [
+    "LINK_COLOURS",
     "TYPE_COLOURS",
     "EstimatePoint",
     "RateBar",
@@ -39,8 +40,17 @@ TYPE_COLOURS: Final[Mapping[str, str]] = {
     "ablation": "#e377c2",
     "early_answer": "#bcbd22",
     "filler": "#17becf",
+    # the observation link's intervention
+    "observation_swap": "#aec7e8",
 }
 """The colour of each intervention type and control, in every plot (a test pins that every kind has one)."""
+
+LINK_COLOURS: Final[Mapping[str, str]] = {
+    "thought->action": "#e6550d",
+    "observation->answer": "#31a354",
+    "thought->answer": "#3182bd",
+}
+"""The colour of each link of the agent's loop, in every plot where links are the series."""
 
 _OTHER_COLOURS: Final = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#8ca252", "#bd9e39")
 """For series that are no intervention type: dark tones none of :data:`TYPE_COLOURS` uses."""
@@ -48,12 +58,12 @@ _OTHER_COLOURS: Final = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", 
 
 def series_colour(name: str, index: int = 0) -> str:
     """The colour of series ``name``: its type's colour, else the ``index``-th of the other palette."""
-    return TYPE_COLOURS.get(name) or _OTHER_COLOURS[index % len(_OTHER_COLOURS)]
+    return TYPE_COLOURS.get(name) or LINK_COLOURS.get(name) or _OTHER_COLOURS[index % len(_OTHER_COLOURS)]
 
 
 def _colours(names: Sequence[str]) -> list[str]:
     """A colour per series: the types' own, and the other palette in order for the rest."""
-    others = [n for n in names if n not in TYPE_COLOURS]
+    others = [n for n in names if n not in TYPE_COLOURS and n not in LINK_COLOURS]
     return [series_colour(n, others.index(n) if n in others else 0) for n in names]
 
 

@@ -126,16 +126,18 @@ class Score:
             "step": result.step_index,
             "violation": result.violation,
             "status": result.status,
+            "link": result.link,
         }
         if result.strength is not None:
             metadata["strength"] = result.strength
         return cls(
-            name=sc.EVALUATION_NAME,
+            name=sc.evaluation_name(result.link),
             value=result.phi,
             label=result.label,
             explanation=explanation,
             metadata=metadata,
-            key=f"{result.intervention_type}/{result.step_index}",
+            key=f"{result.intervention_type}/{result.step_index}"
+            + ("" if result.link == "thought->answer" else f"/{result.link}"),
         )
 
     def stable_id(self, target: ScoreTarget) -> UUID:
