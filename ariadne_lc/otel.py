@@ -32,7 +32,7 @@ from ariadne_lc._version import __version__
 from ariadne_lc.trace import SpanRef, Trace
 
 if TYPE_CHECKING:
-    from ariadne_lc.records import AuditResult
+    from ariadne_lc.records import AuditReport, AuditResult
 
 __all__ = ["CAPTURE_CONTENT_ENV", "AuditSpans", "Redactor", "audit_span_attributes", "link_to"]
 
@@ -140,6 +140,28 @@ class AuditSpans:
         """A child span for one stage (``intervene``, ``replay``, ``score``) of the current audit."""
         with self._tracer.start_as_current_span(f"ariadne.{name}", kind=SpanKind.INTERNAL) as span:
             yield span
+
+    def summary(self, report: AuditReport) -> None:
+        """One span per batch (``ariadne.audit_batch``) with the batch's coverage, first, and each link's rate:
+        what a dashboard shows beside the audit spans."""
+        attrs: dict[str, Any] = {"ariadne.results": len(report.results), "ariadne.main_link": report.main_link}
+        c = report.coverage
+        if c is not None and c.rate is not None:
+            attrs[sc.ARIADNE_COVERAGE] = c.rate
+            attrs["ariadne.coverage.steps"] = c.steps
+            for link in c.by_link:
+                rate = c.link_rate(link)
+                if rate is not None:
+                    attrs[f"{sc.ARIADNE_COVERAGE}.{sc.evaluation_name(link)}"] = rate
+        for link, a in report.by_link.items():
+            key = f"ariadne.{sc.evaluation_name(link)}"
+            attrs[f"{key}.scored"] = a.scored
+            if a.violation_rate is not None:
+                attrs[f"{key}.violation_rate"] = a.violation_rate
+        with self._tracer.start_as_current_span(
+            "ariadne.audit_batch", context=otel_context.Context(), kind=SpanKind.INTERNAL, attributes=attrs
+        ):
+            pass
 
     def content(self, text: str | None) -> str | None:
         """``text`` as it may be recorded: ``None`` unless capture is on; redacted when a hook is set."""

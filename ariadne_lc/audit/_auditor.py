@@ -439,7 +439,9 @@ class Auditor:
         intervention_names(interventions)
 
     def _report(self, results: Iterable[AuditResult]) -> AuditReport:
-        return build_report(results, confidence=self.confidence, seed=self.seed, rrr_threshold=self.rrr_threshold)
+        report = build_report(results, confidence=self.confidence, seed=self.seed, rrr_threshold=self.rrr_threshold)
+        self.spans.summary(report)
+        return report
 
     # -- the flows (written once, run by run_sync or run_async) ------------------------------------
 

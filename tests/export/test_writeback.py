@@ -106,6 +106,7 @@ def test_score_from_an_audit_result() -> None:
         "step": 2,
         "violation": True,
         "status": "scored",
+        "link": "thought->answer",
         "strength": 0.8,
     }
     inconclusive = Score.from_audit_result(result.model_copy(update={"phi": None, "label": "inconclusive"}))
