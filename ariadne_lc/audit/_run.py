@@ -50,7 +50,7 @@ from ariadne_lc.scoring import (
     ascore_with,
     intervention_strength,
 )
-from ariadne_lc.trace import ToolCall, Trace
+from ariadne_lc.trace import Trace
 
 __all__ = ["MULTI_SEPARATOR", "Made", "Ran", "Runner", "control_intervention"]
 
@@ -188,7 +188,7 @@ class Runner:
             except Exception as exc:
                 error = _stage_failed(stage, "intervention", trace, planned, exc)
         replay: ReplayResult | None = None
-        calls: tuple[ToolCall, ...] | None = None
+        calls: DerivedAction | None = None
         if made is not None and made.applicable:
             with self.spans.stage("replay") as stage:
                 try:
@@ -322,7 +322,7 @@ class Runner:
             for i in made.per_step.values()
         )
 
-    def _new_calls(self, trace: Trace, planned: PlannedAudit, made: Made) -> Flow[tuple[ToolCall, ...] | None]:
+    def _new_calls(self, trace: Trace, planned: PlannedAudit, made: Made) -> Flow[DerivedAction | None]:
         """``thought->answer`` with a way to re-run the step's model: the calls it makes with the new thought, when
         they differ from the recorded ones (the replay then runs those, under the tool policy); else ``None``."""
         replayer = self.replayer
@@ -341,10 +341,10 @@ class Runner:
         recorded = [(c.name, c.args) for c in trace.step(k).tool_calls]
         if call_similarity(recorded, [(c.name, c.args) for c in derived.calls]) == 1.0:
             return None
-        return derived.calls
+        return derived
 
     def _replay(
-        self, trace: Trace, planned: PlannedAudit, made: Made, calls: tuple[ToolCall, ...] | None = None
+        self, trace: Trace, planned: PlannedAudit, made: Made, derived: DerivedAction | None = None
     ) -> Call[ReplayResult]:
         replayer = self.replayer
         if planned.kind == ControlType.EARLY_ANSWER:
@@ -355,9 +355,10 @@ class Runner:
             thoughts, outputs = {k: trace.step(k).thought}, {swap.call_id or "": swap.swapped}
         else:
             thoughts, outputs = {k: i.intervened or "" for k, i in made.per_step.items()}, {}
+        calls, reply = (None, "") if derived is None else (derived.calls, derived.text)
         return Call(
-            lambda: replayer.replay_steps(trace, thoughts, outputs=outputs, calls=calls),
-            lambda: replayer.areplay_steps(trace, thoughts, outputs=outputs, calls=calls),
+            lambda: replayer.replay_steps(trace, thoughts, outputs=outputs, calls=calls, reply=reply),
+            lambda: replayer.areplay_steps(trace, thoughts, outputs=outputs, calls=calls, reply=reply),
         )
 
     def _scored(self, answer: str) -> str:

@@ -59,6 +59,9 @@ class DerivedAction:
     fork_checkpoint_id: str | None = None
     """The production checkpoint the middleware re-run forked from (``None`` for a deriver)."""
     replay_thread_id: str | None = None
+    text: str = ""
+    """The re-run's reply text (what the model wrote after the thought; empty from a deriver): with no call, the
+    step's answer."""
 
 
 def invalid_calls(calls: tuple[ToolCall, ...], tools: dict[str, Any]) -> tuple[str, ...]:
@@ -136,6 +139,7 @@ def action_flow(
         invalid=invalid_calls(calls, tools),
         fork_checkpoint_id=levels[-1].before.config["configurable"]["checkpoint_id"],
         replay_thread_id=thread,
+        text=written[0].text,
     )
 
 

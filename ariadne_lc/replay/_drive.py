@@ -155,6 +155,7 @@ def replay_flow(
     instruction: str,
     outputs: Mapping[str, str] | None = None,
     calls: Sequence[ToolCall] | None = None,
+    reply: str = "",
 ) -> Flow[ReplayResult]:
     """Fork at the latest chosen step, substitute, and run on to an answer (see the package docstring)."""
     if not thoughts:
@@ -177,6 +178,10 @@ def replay_flow(
     deriver: str | None = None
     if calls is not None:  # the calls the step's model made with the new thought (thought->action re-run)
         written[-1] = with_tool_calls(written[-1], _fresh(calls))
+        if not calls and reply.strip():  # no call: what the model wrote after the thought is the step's answer
+            thought = thoughts[last.index]
+            text = reply if reply.startswith(thought) else f"{thought}{'' if reply[:1].isspace() else ' '}{reply}"
+            written[-1] = written[-1].model_copy(update={"content": text})
         deriver = "action"
     elif not early:  # early answering drops the step's calls whatever the mode
         deriver = yield from _rederive(replayer, trace, levels[-1], written, last, thoughts[last.index], config)

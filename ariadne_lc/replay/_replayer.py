@@ -119,16 +119,20 @@ class Replayer:
         *,
         outputs: Mapping[str, str] | None = None,
         calls: Sequence[ToolCall] | None = None,
+        reply: str = "",
     ) -> ReplayResult:
         """Substitute several steps' thoughts at once (step index -> thought) and run on from the latest.
 
         ``outputs`` (tool call id -> output) serves those tool outputs instead of the recorded ones (an
         ``observation_swap``); the tool node is then never run, whatever the tool policy. ``calls`` replaces the
         latest step's tool calls (the calls its model made with the new thought, from :meth:`derive_action`),
-        answered under the tool policy.
+        answered under the tool policy; with no calls, ``reply`` (the re-run's text) follows the thought as the
+        step's answer.
         """
         self.check_sync("replay_steps", "areplay_steps")
-        flow = replay_flow(self, trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls)
+        flow = replay_flow(
+            self, trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
+        )
         return run_sync(flow)
 
     async def areplay_steps(
@@ -138,9 +142,12 @@ class Replayer:
         *,
         outputs: Mapping[str, str] | None = None,
         calls: Sequence[ToolCall] | None = None,
+        reply: str = "",
     ) -> ReplayResult:
         """Async twin of :meth:`replay_steps`."""
-        flow = replay_flow(self, trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls)
+        flow = replay_flow(
+            self, trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
+        )
         return await run_async(flow)
 
     def derive_action(self, trace: Trace, step_index: int, thought: str) -> DerivedAction:
