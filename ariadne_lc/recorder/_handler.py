@@ -20,11 +20,11 @@ from opentelemetry import trace
 from ariadne_lc._fingerprint import graph_fingerprint
 from ariadne_lc.export.capture import agent_span_ref, current_agent_span_context
 from ariadne_lc.recorder._background import DEFAULT_MAX_QUEUED_TRACES, Builder
+from ariadne_lc.recorder._build import build_trace
 from ariadne_lc.recorder._run import (
     FinishedRun,
     RecorderStats,
     _Run,
-    build_trace,
     new_interrupts,
     record_answers,
 )
