@@ -4,13 +4,9 @@ A message says "audit job J". It may arrive twice (at-least-once delivery, the s
 or after the job was finished, so the task is an idempotent step on the job's state in Postgres, and
 the message is acknowledged only after that step is committed (``acks_late``):
 
-1. **Claim** ``J`` (``JobStore.claim_job``): it must be pending and due, or running under an expired
-   lease. Otherwise the message is a duplicate (done, failed, or running elsewhere) and is dropped, with
-   three exceptions: the job is held by this very process but no audit here holds it (a commit that
-   failed earlier: hand it back and claim it again), by a dead process on this host (SIGKILL,
-   OOM: reclaim it at once), or the message is a *redelivery* (its worker's connection dropped) while
-   another live worker holds the job, in which case a watch message is published for when the lease
-   would expire, so that the job is looked at again if that worker dies too.
+1. **Claim** ``J``: it must be pending and due, or running under an expired lease; otherwise the message is a
+   duplicate and is dropped, save for the exceptions :mod:`~ariadne_lc.distributed._claims` describes (a job this
+   process holds idle, one of a dead process on this host, a redelivery while another live worker holds it).
 2. **Limit**: the fleet's rate limit and budget (:class:`~ariadne_lc.distributed.FleetLimits`). When they
    say wait, the job is handed back (the attempt not counted) and the task re-published with the delay.
 3. **Audit** with the user's graph, on a daemon thread bounded by ``audit_timeout``; the job's lease
@@ -22,9 +18,9 @@ the message is acknowledged only after that step is committed (``acks_late``):
    checkpointer's on a closed database, is final). The store accepts the commit only under the attempt's claim token, so
    a result set is written exactly once even when two workers audited the same job.
 
-Store errors (the database restarting, connections terminated) are retried in place for a few seconds,
-then surface as :class:`~ariadne_lc.errors.StoreError`; the Celery task answers them with a retry of
-the message after a backoff.
+Store errors (the database restarting, connections terminated) are retried in place for a few seconds
+(:mod:`~ariadne_lc.distributed._claims`), then surface as :class:`~ariadne_lc.errors.StoreError`; the Celery task
+answers them with a retry of the message after a backoff.
 """
 
 from __future__ import annotations
@@ -34,8 +30,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from opentelemetry import metrics
@@ -43,12 +38,13 @@ from opentelemetry.metrics import MeterProvider
 
 from ariadne_lc.audit import StepSelector
 from ariadne_lc.distributed._app import TASK_NAME
+from ariadne_lc.distributed._claims import JobClaims
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._limits import FleetLimits
 from ariadne_lc.distributed._liveness import Activity
 from ariadne_lc.errors import ConfigurationError, JobNotFoundError, StoreError, TraceError
-from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, Job, JobState, JobStore, retryable_error
-from ariadne_lc.online._jobs import new_owner, owner_alive
+from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, Job, JobStore, retryable_error
+from ariadne_lc.online._jobs import new_owner
 from ariadne_lc.online._worker import AuditRunner, failed_result
 from ariadne_lc.otel import audit_span_attributes
 from ariadne_lc.records import AuditResult
@@ -61,9 +57,7 @@ logger = logging.getLogger("ariadne_lc.distributed")
 METER_NAME = "ariadne_lc.distributed"
 OUTCOMES = ("done", "retry", "failed", "superseded", "deferred", "duplicate", "watching", "not_due", "unknown")
 """How a task can end: the first four commit an attempt; the others leave the job to another message."""
-_STORE_RETRIES = (0.2, 0.5, 1.0, 2.0, 4.0)
 _MAX_DEFER = 300.0
-_CLAIM_TRIES = 5
 
 T = TypeVar("T")
 
@@ -100,7 +94,7 @@ def _with_timeout(fn: Callable[[], T], timeout: float, name: str) -> T:
     return box["value"]  # type: ignore[no-any-return]
 
 
-class AuditWorker:
+class AuditWorker(JobClaims):
     """The audit machinery of one worker process (see the module docstring).
 
     Args:
@@ -208,51 +202,6 @@ class AuditWorker:
                 error = f"{type(exc).__name__} in the audit worker's bookkeeping: {exc}"
                 return self._commit(job, "failed", [failed_result(job.trace, error, type(exc).__name__)], error, 0.0)
 
-    def _unclaimed(self, job_id: str, redelivered: bool) -> Job | str:
-        """The claim found ``job_id`` not claimable: decide whether this message may be dropped.
-
-        A message is dropped only when the job is finished, held under a live claim, or pending with a
-        backoff (its own delayed message comes). A job that is pending and due, or that this attempt
-        frees (a dead owner, a failed commit of ours), is claimed again: between the first claim and
-        the read the job may have been freed by another statement (the sweeper's reclaim, another
-        thread's reclaim of the same dead worker), and dropping the message then would leave the job
-        unclaimed until the sweeper's ``redeliver_after``.
-        """
-        for _ in range(_CLAIM_TRIES):
-            job = self._store(lambda: self.jobs.get(job_id), "reading the job")
-            if job.state in (JobState.DONE, JobState.FAILED):
-                return "duplicate"
-            if job.state is JobState.PENDING:
-                if job.next_attempt_at > time.time():
-                    return "not_due"  # a retry or deferral backing off: its own delayed message comes
-            elif not self._free(job):
-                if redelivered:
-                    self._publish([job_id], countdown=self.lease, why="watch")
-                    return "watching"
-                return "duplicate"
-            again = self._store(lambda: self.jobs.claim_job(job_id, self.owner, lease=self.lease), "claiming")
-            if again is not None:
-                return again
-        # Still unclaimable but not provably taken (claims racing for minutes): never drop it silently.
-        self._publish([job_id], countdown=1.0, why="re-claim")
-        return "watching"
-
-    def _free(self, job: Job) -> bool:
-        """For a ``running`` job: hand it back or reclaim it when its holder certainly no longer audits
-        it; ``False`` when a live attempt may hold it."""
-        with self._lock:
-            # Held by this process, but by no task here (a commit that failed): hand it back. Another
-            # message for the same job being processed here right now is not idle: leave it alone.
-            ours_idle = job.owner == self.owner and job.claim not in self._claims and self._inflight[job.job_id] <= 1
-        if ours_idle and job.claim is not None:
-            claim = job.claim
-            self._store(lambda: self.jobs.release([claim]), "handing back a job")
-            return True
-        if job.owner is not None and not owner_alive(job.owner):
-            self._store(lambda: self.jobs.reclaim(owner_alive), "reclaiming the jobs of a dead worker")
-            return True
-        return False
-
     def _attempt(self, job: Job) -> str:
         if job.attempts > self.max_attempts:  # earlier attempts' workers died mid-audit
             gave_up = f"gave up after {self.max_attempts} attempts; the last one: {job.error or 'its worker died'}"
@@ -350,50 +299,6 @@ class AuditWorker:
                 last_started=self._last_started,
                 last_finished=self._last_finished,
             )
-
-    # -- helpers -----------------------------------------------------------------------------------
-
-    def _store(self, fn: Callable[[], T], what: str) -> T:
-        """A job-store call, tried again a few times when it fails (the database restarting, or this
-        process's connections terminated); raises :class:`StoreError` after the last try."""
-        for delay in (*_STORE_RETRIES, None):
-            try:
-                return fn()
-            except JobNotFoundError:
-                raise  # the store answered: trying again cannot make the job appear
-            except StoreError as exc:
-                if delay is None:
-                    raise
-                logger.info("ariadne distributed: %s failed (%s); trying again in %.1f s", what, exc, delay)
-                time.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _publish(self, job_ids: list[str], *, countdown: float, why: str) -> None:
-        try:
-            self.publisher.publish(job_ids, countdown=countdown)
-        except Exception:
-            logger.warning("ariadne distributed: could not publish the %s of job %s; the sweeper will", why, job_ids[0])
-
-    @contextmanager
-    def _holding(self, claim: str) -> Iterator[None]:
-        with self._lock:
-            self._claims.add(claim)
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._claims.discard(claim)
-
-    def _beat(self) -> None:
-        while not self._stop.wait(self.lease / 4):
-            with self._lock:
-                claims = list(self._claims)
-            if not claims:
-                continue
-            try:
-                self.jobs.heartbeat(claims, lease=self.lease)
-            except Exception:
-                logger.warning("ariadne distributed: renewing %d lease(s) failed", len(claims), exc_info=True)
 
     def close(self) -> None:
         """Stop the heartbeat (the jobs in flight keep their leases until they expire)."""

@@ -13,11 +13,13 @@ boundary, modelled on OpenTelemetry's batch span processor:
    :mod:`ariadne_lc.online._lifecycle`: claim, audit, commit; in a daemon thread with its own loop
    (:meth:`~OnlineAuditor.start`), as tasks in the application's loop (:meth:`~OnlineAuditor.astart`),
    or in other processes sharing the job store (neither).
+
+The auditor's start, flush and shutdown are :class:`~ariadne_lc.online._controls.RunControls`, a base of
+:class:`OnlineAuditor` over the :class:`~ariadne_lc.online._lifecycle.Lifecycle`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import logging
 import threading
@@ -36,6 +38,7 @@ from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.interventions import parse_intervention_types
 from ariadne_lc.online._admission import Admission
+from ariadne_lc.online._controls import RunControls
 from ariadne_lc.online._forward import ResultForwarder, split_result_stores
 from ariadne_lc.online._jobs import AuditPlan, JobStore, new_owner, owner_alive
 from ariadne_lc.online._lifecycle import Lifecycle, ShutdownReport
@@ -91,8 +94,6 @@ DEFAULT_LEASE = 120.0
 """Seconds a claim lasts without a heartbeat; a worker that stops renewing loses its jobs."""
 DEFAULT_TICK_INTERVAL = 1.0
 """Seconds between heartbeats, backlog and budget refreshes and metric exports."""
-DEFAULT_TIMEOUT = 30.0
-"""Default timeout of :meth:`OnlineAuditor.force_flush` and :meth:`OnlineAuditor.shutdown`."""
 _EXIT_TIMEOUT = 5.0
 
 
@@ -103,7 +104,7 @@ def _positive(name: str, value: float, *, minimum: float = 0.0, strict: bool = T
         raise ConfigurationError(f"{name} must be a number {bound}, got {value!r}")
 
 
-class OnlineAuditor:
+class OnlineAuditor(RunControls):
     """Audits a sample of a deployed agent's live runs in the background, durably.
 
     Attach :attr:`handler` to the agent's runs (or serve :meth:`wrap`'s result), start the workers
@@ -335,72 +336,6 @@ class OnlineAuditor:
     def max_queue_size(self) -> int:
         """Bound on unfinished jobs (buffer + store backlog)."""
         return self._admission.max_queue_size
-
-    # -- workers -----------------------------------------------------------------------------------
-
-    def start(self) -> None:
-        """Run audits in this process: workers on a daemon thread with its own event loop, each
-        audit the synchronous ``Auditor.audit`` on a daemon thread of its own.
-
-        Use it for sync serving and sync savers (``SqliteSaver``, ``InMemorySaver``, Postgres).
-        Audits share the interpreter with the agent: at high sample rates prefer running them in
-        another process (an ``OnlineAuditor`` on the same job store that calls ``start()`` and is
-        never attached to runs).
-        """
-        self._life.start()
-
-    async def astart(self) -> None:
-        """Run audits as tasks in the running event loop (``Auditor.aaudit``); call it from the app's
-        loop, e.g. in a FastAPI lifespan. Needed when the graph's saver is async-only
-        (``AsyncSqliteSaver`` is bound to its loop). Blocking store calls go to a helper thread."""
-        await self._life.astart()
-
-    # -- flush and shutdown ------------------------------------------------------------------------
-
-    def force_flush(self, timeout: float = DEFAULT_TIMEOUT) -> bool:
-        """Persist every accepted run and, when this process runs workers, wait until every job
-        persisted so far is done or failed. ``True`` if that happened within ``timeout`` seconds."""
-        return self._flush_recorder(timeout) and self._life.force_flush(timeout)
-
-    def _flush_recorder(self, timeout: float) -> bool:
-        """With a trace store, runs reach the queue from the recorder's builder thread: wait for those first."""
-        return self.trace_store is None or self.handler.flush(timeout)
-
-    def flush_persisted(self, timeout: float = DEFAULT_TIMEOUT) -> bool:
-        """Commit every accepted run to the job store, without waiting for audits. ``True`` if that
-        happened within ``timeout`` seconds (e.g. before a poller saves its cursor)."""
-        return self._flush_recorder(timeout) and self._life.flush_persisted(timeout)
-
-    async def aforce_flush(self, timeout: float = DEFAULT_TIMEOUT) -> bool:
-        """:meth:`force_flush` without blocking the running loop (the waiting happens on a thread)."""
-        return await asyncio.to_thread(self.force_flush, timeout)
-
-    def shutdown(self, timeout: float = DEFAULT_TIMEOUT, *, drain: bool = True) -> ShutdownReport:
-        """Refuse new runs, persist what was accepted, finish the queued audits (``drain``), stop the
-        workers and release what is still in flight, all within ``timeout`` seconds.
-
-        Nothing persisted is lost: unfinished jobs wait in the job store for the next start. Returns
-        what was left; calling it again returns the same report.
-        """
-        self._flush_recorder(timeout)
-        return self._life.shutdown(timeout, drain=drain)
-
-    async def ashutdown(self, timeout: float = DEFAULT_TIMEOUT, *, drain: bool = True) -> ShutdownReport:
-        """:meth:`shutdown` from the event loop the workers run on (or any loop)."""
-        await asyncio.to_thread(self._flush_recorder, timeout)
-        return await self._life.ashutdown(timeout, drain=drain)
-
-    def __enter__(self) -> OnlineAuditor:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.shutdown()
-
-    async def __aenter__(self) -> OnlineAuditor:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.ashutdown()
 
 
 def _shutdown_at_exit(ref: weakref.ref[OnlineAuditor]) -> None:

@@ -10,18 +10,10 @@ The workers are asyncio tasks. Where they run is the only difference between the
   ``AsyncSqliteSaver``, which are bound to that loop); store calls go to a helper thread so the
   loop never waits on SQLite.
 
-An attempt ends one of four ways. *Done*: the results and the ``done`` state are committed together.
-*Retry*: the audit timed out, or a result failed with an error a retry may fix (the replayed graph or
-the critic's model raised, a timeout, a connection error, the checkpointer's database
-dropping its connection; see :func:`retryable_error`) — the job goes
-back to ``pending`` after an exponential backoff with jitter. *Failed*: the trace cannot be audited (a
-:class:`~ariadne_lc.errors.TraceError`, bad configuration, or every result failed for a reason a retry
-cannot fix: a missing checkpoint, or an error of a type this package does not know, such as the
-checkpointer's ``sqlite3.ProgrammingError`` on a closed database, which the auditor records in the
-result with its type) or the attempts are used up — the error is stored, with the failed results or one
-that records it. *Superseded*: the claim was lost (the lease expired and another worker took the job)
-— the results are discarded. A bug in the bookkeeping around an audit (a runner or callback that raises) fails
-the job at once with that error, so it cannot come back after every lease and hold up ``force_flush``.
+What runs an audit is any :class:`~ariadne_lc.online._runner.AuditRunner`. An attempt ends done, retry, failed or
+superseded (:mod:`ariadne_lc.online._outcome` says when, and which errors a retry may fix; its names and the runner's
+protocol are re-exported here). A bug in the bookkeeping around an audit (a runner or callback that
+raises) fails the job at once with that error, so it cannot come back after every lease and hold up ``force_flush``.
 """
 
 from __future__ import annotations
@@ -30,34 +22,28 @@ import asyncio
 import contextlib
 import logging
 import random
-import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import partial
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from ariadne_lc.audit import StepSelector
-from ariadne_lc.audit._auditor import Interventions
-from ariadne_lc.audit._sinks import AuditSink
-from ariadne_lc.errors import (
-    ConfigurationError,
-    CriticError,
-    NoCheckpointerError,
-    NotReplayableError,
-    ReplayDidNotFinishError,
-    ReplayError,
-    ServerUnavailableError,
-    StoreError,
-    ThreadNotFoundError,
-    TraceError,
-    error_class,
-)
+from ariadne_lc.errors import StoreError
 from ariadne_lc.online._jobs import Job, JobStore
+from ariadne_lc.online._outcome import (
+    _FINAL_RAISED,
+    Outcome,
+    OutcomeKind,
+    backoff_delay,
+    failed_result,
+    retryable_error,
+    retryable_type,
+)
+from ariadne_lc.online._runner import AuditRunner, in_daemon_thread
 from ariadne_lc.otel import audit_span_attributes
-from ariadne_lc.records import AuditResult, ReplayMode
+from ariadne_lc.records import AuditResult
 from ariadne_lc.semconv import ARIADNE_SAMPLE_RATE
 from ariadne_lc.trace import Trace
 
@@ -79,116 +65,6 @@ ATTR_JOB_ID = "ariadne.online.job_id"
 ATTR_ATTEMPT = "ariadne.online.attempt"
 
 T = TypeVar("T")
-_RETRYABLE: tuple[type[BaseException], ...] = (
-    ReplayError,
-    CriticError,
-    TimeoutError,
-    ConnectionError,
-    ServerUnavailableError,
-)
-# A deleted server thread (remote audits) is as final as a pruned history.
-_FINAL: tuple[type[BaseException], ...] = (
-    NoCheckpointerError,
-    NotReplayableError,
-    ReplayDidNotFinishError,
-    TraceError,
-    ThreadNotFoundError,
-)
-_FINAL_RAISED: tuple[type[BaseException], ...] = (ConfigurationError, *_FINAL)
-OutcomeKind = Literal["done", "retry", "failed", "superseded"]
-
-
-class AuditRunner(Protocol):
-    """What the online auditor runs: an :class:`~ariadne_lc.Auditor`, or a
-    :class:`~ariadne_lc.server.RemoteAuditor` that replays a LangGraph Server's threads."""
-
-    @property
-    def replay_mode(self) -> ReplayMode: ...
-
-    @property
-    def sinks(self) -> tuple[Any, ...]: ...
-
-    def with_sinks(self, sinks: Sequence[AuditSink]) -> AuditRunner: ...
-
-    def audit(
-        self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
-    ) -> list[AuditResult]: ...
-
-    async def aaudit(
-        self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
-    ) -> list[AuditResult]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How one attempt ended (handed to the auditor's bookkeeping)."""
-
-    job: Job
-    kind: OutcomeKind
-    model_calls: int
-    duration_s: float
-    error: str | None
-
-
-def retryable_error(results: Sequence[AuditResult]) -> str | None:
-    """The error of the first failed result that a retry may fix, else ``None``; decided by the
-    result's :attr:`~ariadne_lc.records.AuditResult.error_type`, never by its message.
-
-    Retryable: a :class:`~ariadne_lc.errors.ReplayError` (the replayed graph raised: a model or
-    network error) or a :class:`~ariadne_lc.errors.CriticError` (the critic's model failed), and
-    timeouts and connection errors, and a LangGraph Server that does not answer
-    (:class:`~ariadne_lc.errors.ServerUnavailableError`). Final, as a retry would fail the same way: the
-    replay errors that describe the history (:class:`~ariadne_lc.errors.NoCheckpointerError`,
-    :class:`~ariadne_lc.errors.NotReplayableError` and so a graph mismatch,
-    :class:`~ariadne_lc.errors.ReplayDidNotFinishError`), trace errors, a deleted server thread
-    (:class:`~ariadne_lc.errors.ThreadNotFoundError`), and any type this package does not know, except the
-    database drivers' ``OperationalError`` and psycopg's subclasses of it (the checkpointer's connection
-    dropped or its server restarted: retryable). An audit that *raises* one of the final errors fails its job at
-    once as well.
-    """
-    for result in results:
-        if result.status == "failed" and retryable_type(result.error_type):
-            return result.error or result.error_type
-    return None
-
-
-def retryable_type(error_type: str | None) -> bool:
-    """Whether an error of the class named ``error_type`` may go away on a retry (see :func:`retryable_error`)."""
-    cls = error_class(error_type)
-    if cls is None:
-        return _transient_database_error(error_type or "")
-    if issubclass(cls, _FINAL):
-        return False
-    return issubclass(cls, _RETRYABLE)
-
-
-def _transient_database_error(name: str) -> bool:
-    """A checkpointer's database that failed for now: PEP 249's ``OperationalError`` (a dropped connection, a
-    locked SQLite file, a server restarting) and psycopg's subclasses of it (``AdminShutdown`` after a restart,
-    ``SerializationFailure``, ``DeadlockDetected``). A retry costs a few attempts at most where the cause is
-    permanent (a missing table); failing at once would lose every audit of a database restart."""
-    if name == "OperationalError":
-        return True
-    psycopg = sys.modules.get("psycopg")  # loaded where a PostgresSaver is used
-    if psycopg is None:
-        return False
-    cls = getattr(psycopg.errors, name, None)
-    return isinstance(cls, type) and issubclass(cls, psycopg.OperationalError)
-
-
-def failed_result(
-    trace: Trace, error: str, error_type: str | None = None, *, replay_mode: ReplayMode = "recorded"
-) -> AuditResult:
-    """A result that records why a trace could not be audited at all (``error_type``: the class name;
-    ``replay_mode``: the auditor's)."""
-    return AuditResult.unauditable(trace, error, error_type=error_type, replay_mode=replay_mode)
-
-
-def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
-    """Seconds before retry number ``attempt`` (from 1): ``base * 2**(attempt-1)`` capped at ``cap``,
-    with "equal jitter" (between half and all of it) so that failed jobs do not retry in lockstep."""
-    full = min(cap, base * 2.0 ** max(0, attempt - 1))
-    return full / 2 + rng.random() * full / 2
 
 
 class AuditEngine:
@@ -400,7 +276,7 @@ class AuditEngine:
             with audit_span_attributes(attributes):
                 return self.auditor.audit(job.trace, step, interventions)
 
-        return _in_daemon_thread(audit, f"ariadne-online-audit-{job.job_id[:8]}")
+        return in_daemon_thread(audit, f"ariadne-online-audit-{job.job_id[:8]}")
 
     async def _aaudit(
         self, trace: Trace, step: StepSelector, interventions: Sequence[str], attributes: dict[str, Any]
@@ -453,33 +329,3 @@ class AuditEngine:
                 self.on_outcome(Outcome(job, "failed", 0, 0.0, error))
         except Exception:
             logger.exception("ariadne online: could not fail job %s either; its lease will expire", job.job_id)
-
-
-def _in_daemon_thread(fn: Callable[[], T], name: str) -> asyncio.Future[T]:
-    """Run ``fn`` on a new daemon thread; its result arrives as a future of the running loop.
-
-    A daemon thread, not an executor: a timed-out audit cannot be interrupted, so it is abandoned
-    (its late result is ignored, its claim already gone) and must not hold up interpreter exit.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(value: Any, failed: bool) -> None:
-        if future.done():
-            return
-        if failed:
-            future.set_exception(value)
-        else:
-            future.set_result(value)
-
-    def target() -> None:
-        try:
-            value: Any = fn()
-            failed = False
-        except Exception as exc:
-            value, failed = exc, True
-        with contextlib.suppress(RuntimeError):  # the engine's loop is gone (shut down)
-            loop.call_soon_threadsafe(settle, value, failed)
-
-    threading.Thread(target=target, name=name, daemon=True).start()
-    return future

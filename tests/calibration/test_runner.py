@@ -311,7 +311,7 @@ def test_a_model_that_stops_answering_stops_the_run_and_nothing_of_the_job_is_st
     import httpx
     from langchain_core.exceptions import ModelConnectionError
 
-    from ariadne_lc.calibration.runner import _unreachable
+    from ariadne_lc.calibration._model import _unreachable
     from ariadne_lc.errors import ModelUnavailableError
 
     served = calibration_model()

@@ -1,0 +1,201 @@
+"""The agent's-thread half of the callback handler: a root run's start, its resume, its end.
+
+:class:`RootRuns` is a base of :class:`~ariadne_lc.recorder.AriadneCallbackHandler` (its hooks call these methods,
+guarded). A root run's start ignores the auditor's own replays, asks ``sample``, and is tracked under the
+``max_runs_in_flight`` cap (beyond it: dropped, counted, warned once). A resume of a run paused in this handler's
+memory continues that run; one paused elsewhere is recorded and joined when it is delivered
+(:class:`~ariadne_lc.recorder._deliver.TraceDelivery`). A root run's end forgets its descendants, records the
+interrupts it stopped at, keeps a paused run for its resume (handlers without a store, bounded), and hands a
+:class:`~ariadne_lc.recorder.FinishedRun` to ``on_run_end`` and to the builder: no I/O happens here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+from uuid import UUID
+
+from langgraph.errors import GraphInterrupt
+from langgraph.types import Command
+from opentelemetry import trace
+
+from ariadne_lc.export.capture import current_agent_span_context
+from ariadne_lc.recorder._background import Builder
+from ariadne_lc.recorder._build import build_trace
+from ariadne_lc.recorder._deliver import TraceDelivery, logger
+from ariadne_lc.recorder._run import FinishedRun, _Run, new_interrupts, record_answers
+from ariadne_lc.semconv import ARIADNE_REPLAY, GEN_AI_AGENT_NAME
+from ariadne_lc.trace import SpanRef
+
+__all__ = ["RootRuns", "RunSampler", "SpanContextGetter", "span_at_end"]
+
+SpanContextGetter = Callable[[UUID], SpanRef | None]
+"""Returns the agent's span context for a root run id, or ``None``."""
+
+RunSampler = Callable[[str, str | None, tuple[str, ...], Mapping[str, Any]], bool]
+"""Decides at a root run's start whether to record it, from (trace id, agent name, tags, metadata)."""
+
+
+def span_at_end(run_id: UUID) -> SpanRef | None:
+    """At the root run's end only OpenInference's per-run span is trustworthy: an async OpenLLMetry
+    tracer may have left a descendant span attached to the current context (see export.capture)."""
+    context = current_agent_span_context(run_id, use_current_context=False)
+    if context is None:
+        return None
+    return SpanRef(
+        trace_id=trace.format_trace_id(context.trace_id),
+        span_id=trace.format_span_id(context.span_id),
+        trace_flags=int(context.trace_flags),
+    )
+
+
+class RootRuns(TraceDelivery):
+    """Starts, resumes and ends root runs; the handler sets the attributes declared here."""
+
+    sample: RunSampler | None
+    on_run_end: Callable[[FinishedRun], None] | None
+    max_runs_in_flight: int
+    max_paused_runs: int
+    _span_at_start: SpanContextGetter
+    _span_at_end: SpanContextGetter
+    _runs: dict[int, _Run]
+    _root_of: dict[int, _Run]
+    _paused: OrderedDict[str, _Run]
+    _builder: Builder
+
+    def _start_root(
+        self, inputs: Any, run_id: UUID, tags: list[str] | None, metadata: dict[str, Any], name: str | None
+    ) -> None:
+        if metadata.get(ARIADNE_REPLAY):
+            self.stats.ignored += 1
+            return
+        thread = metadata.get("thread_id")
+        thread_id = None if thread is None else str(thread)
+        resume = inputs.resume if isinstance(inputs, Command) else None
+        if thread_id is not None and self._paused:  # only handlers without a store keep paused runs
+            with self._lock:
+                paused = self._paused.pop(thread_id, None)
+            if paused is not None and resume is not None:
+                self._resume(paused, resume, run_id)
+                return
+            # A new turn on a thread whose interrupt was never answered: that turn stays unfinished.
+        agent_name = metadata.get(GEN_AI_AGENT_NAME) or name
+        # A resume joined through the store follows the sampling of its paused half (its trace id decided it,
+        # maybe on another replica): recorded here, kept at delivery only if that half is in the store.
+        sampled_by_head = resume is not None and self.store is not None and self.sample is not None
+        if self.sample is not None and not sampled_by_head:
+            try:
+                keep = self.sample(str(run_id), agent_name, tuple(tags or ()), metadata)
+            except Exception:
+                self._fail("sample")
+                keep = False
+            if not keep:
+                with self._lock:
+                    self.stats.unsampled += 1
+                return
+        run = _Run(
+            trace_id=str(run_id),
+            thread_id=thread_id,
+            inputs=inputs,
+            agent_name=agent_name,
+            tags=tuple(tags) if tags else (),
+            metadata=metadata,
+            span=self._span(self._span_at_start, run_id),
+            started=time.time(),
+        )
+        if resume is not None:  # joined to its paused trace in the store when built, or stored alone
+            run.resumes, run.resume, run.sampled_by_head = True, resume, sampled_by_head
+        with self._lock:
+            full = len(self._runs) >= self.max_runs_in_flight
+            if full:
+                self.stats.dropped += 1
+                warn = not self._warned_full
+                self._warned_full = True
+            else:
+                self._runs[run_id.int] = run
+                self._root_of[run_id.int] = run
+        if full and warn:
+            logger.warning(
+                "ariadne recorder: %d runs in flight, dropping new runs (counted in stats.dropped)",
+                self.max_runs_in_flight,
+            )
+
+    def _resume(self, run: _Run, resume: Any, run_id: UUID) -> None:
+        """Continue a paused turn: record the answers, track the new root run as the same run."""
+        record_answers(run, resume)
+        with self._lock:
+            self._runs[run_id.int] = run
+            self._root_of[run_id.int] = run
+            self.stats.resumed += 1
+
+    def _span(self, getter: SpanContextGetter, run_id: UUID) -> SpanRef | None:
+        try:
+            return getter(run_id)
+        except Exception:
+            self._fail("span_context_getter")
+            return None
+
+    def _end_root(self, run_id: UUID, outputs: Any, error: BaseException | None) -> None:
+        with self._lock:
+            run = self._runs.pop(run_id.int, None)
+            self._root_of.pop(run_id.int, None)
+            if run is not None:  # children that never ended (cancelled, crashed) go with their root
+                for child in run.children:
+                    self._root_of.pop(child, None)
+                run.children.clear()
+                run.nodes.clear()
+        if run is None:
+            return
+        asked = (
+            new_interrupts(run, outputs, error)
+            if run.asked_by or error is not None or (isinstance(outputs, dict) and "__interrupt__" in outputs)
+            else []
+        )
+        paused = bool(asked) or isinstance(error, GraphInterrupt)
+        if not run.pending and not run.asked and error is None and not paused:
+            self.stats.ignored += 1
+            return
+        if run.span is None:
+            run.span = self._span(self._span_at_end, run_id)  # here: the current context is the agent's
+        run.ended = time.time()
+        built = run
+        if paused:
+            run.asked.extend(asked)
+            with self._lock:
+                self.stats.paused += 1
+            if self.store is None:  # no store to pause in: keep the run for its resume, in memory
+                built = run.snapshot()  # the turn goes on after its resume; the builder reads a copy
+                self._pause(run)
+        finished = FinishedRun(
+            run.trace_id,
+            paused or error is not None or run.resumes,
+            partial(build_trace, built, outputs, error, run.span, paused, fingerprint=self._fingerprint),
+            thread_id=run.thread_id,
+            resumes=run.resumes,
+            sampled_by_head=run.sampled_by_head,
+        )
+        if self.on_run_end is not None:
+            try:
+                self.on_run_end(finished)
+            except Exception:
+                self._fail("on_run_end")
+        if self.store is not None or self.on_trace is not None:
+            if self.synchronous:
+                self._deliver(finished)
+            else:
+                if self._pending is not None:
+                    finished.ticket = self._pending.add()
+                self._builder.submit(finished)
+        self.stats.recorded += 1
+
+    def _pause(self, run: _Run) -> None:
+        if run.thread_id is None:
+            return  # no thread, no resume
+        with self._lock:
+            self._paused[run.thread_id] = run
+            while len(self._paused) > self.max_paused_runs:
+                self._paused.popitem(last=False)
+                self.stats.paused_dropped += 1
