@@ -2,43 +2,41 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from opentelemetry.trace import TracerProvider
 
 from ariadne_lc import semconv as sc
-from ariadne_lc._fingerprint import differences, graph_fingerprint
 from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.audit._action import ActionGates
 from ariadne_lc.audit._assemble import Rule, assemble
+from ariadne_lc.audit._batch import BatchAudits
+from ariadne_lc.audit._config import Interventions, check_graph, resolve_links, resolve_reader
 from ariadne_lc.audit._gate import DEFAULT_GATE_ATTEMPTS, Gate
 from ariadne_lc.audit._plan import (
     DEFAULT_MIN_THOUGHT_CHARS,
     PlannedAudit,
     StepSelector,
-    intervention_names,
     nothing_to_audit_reason,
     plan,
 )
 from ariadne_lc.audit._run import Runner
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, ResultStoreSink, ScoreWriteBackSink, SpanSink, dispatch
-from ariadne_lc.errors import AriadneError, ConfigurationError, GraphChangedError
+from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.export.writeback import ScoreWriter
 from ariadne_lc.interventions import Critic, RuleCritic, RuleParaphraser, is_control
 from ariadne_lc.interventions.action_model import ModelActionReader
 from ariadne_lc.interventions.actions import ActionReader, RuleActionReader
-from ariadne_lc.interventions.implied import AnswerReader, CachedReader, ModelReader, RuleReader
+from ariadne_lc.interventions.implied import AnswerReader
 from ariadne_lc.interventions.observations import ObservationSwapper, RuleObservationSwapper
 from ariadne_lc.otel import AuditSpans, Redactor
-from ariadne_lc.records import LINKS, AuditReport, AuditResult, Link, ReplayMode
+from ariadne_lc.records import AuditResult, Link, ReplayMode
 from ariadne_lc.replay import DEFAULT_MAX_TURNS, DeriveFunction, Replayer, ToolCallDeriver, ToolPolicy
 from ariadne_lc.scoring import (
     DEFAULT_LAMBDA,
@@ -48,7 +46,7 @@ from ariadne_lc.scoring import (
     ThoughtSimilarity,
     sequence_similarity,
 )
-from ariadne_lc.stats import DEFAULT_CONFIDENCE, DEFAULT_RRR_THRESHOLD, DEFAULT_SEED, build_report
+from ariadne_lc.stats import DEFAULT_CONFIDENCE, DEFAULT_RRR_THRESHOLD, DEFAULT_SEED
 from ariadne_lc.store import ResultStore
 from ariadne_lc.trace import Trace
 
@@ -57,45 +55,7 @@ __all__ = ["Auditor"]
 logger = logging.getLogger("ariadne_lc.audit")
 
 
-def _reader(reader: AnswerReader | BaseChatModel | None, critic: Critic) -> AnswerReader:
-    """The gate's reader, cached: the one given (a chat model becomes a :class:`ModelReader`), else the critic's
-    model when it has one, else the offline :class:`RuleReader`."""
-    if isinstance(reader, CachedReader):
-        return reader
-    if isinstance(reader, BaseChatModel):
-        return CachedReader(ModelReader(reader))
-    if reader is not None:
-        if not isinstance(reader, AnswerReader):
-            raise ConfigurationError(f"reader must be an AnswerReader or a chat model, got {type(reader).__name__}")
-        return CachedReader(reader)
-    critic_model = getattr(critic, "model", None)
-    if isinstance(critic_model, BaseChatModel):
-        return CachedReader(ModelReader(critic_model))
-    return CachedReader(RuleReader())
-
-
-Interventions = str | Sequence[str]
-
-
-def _links(links: Sequence[Link] | None, replayer: Replayer) -> tuple[Link, ...]:
-    """The links to audit: those given (validated), else every link this auditor can audit (``thought->action``
-    only with a way to re-run the step's model)."""
-    if links is None:  # a tool-call deriver (graph code) audits the action link when asked to, not by default
-        auto = replayer.action_source is not None and replayer.action_source is not replayer.tool_call_deriver
-        return tuple(k for k in LINKS if k != "thought->action" or auto)
-    chosen = (links,) if isinstance(links, str) else tuple(links)
-    unknown = [k for k in chosen if k not in LINKS]
-    if unknown or not chosen:
-        raise ConfigurationError(f"links must name some of {list(LINKS)}, got {list(chosen)}")
-    if "thought->action" in chosen and replayer.action_source is None:
-        raise ConfigurationError(
-            "the thought->action link needs a way to re-run the step's model: record the agent with "
-            "AriadneMiddleware (create_agent), or pass Auditor(graph, model=<the agent's chat model>)"
-        )
-    return tuple(k for k in LINKS if k in chosen)
-
-
-class Auditor:
+class Auditor(BatchAudits):
     """Audits recorded traces of ``graph`` by counterfactual replay.
 
     Args:
@@ -218,7 +178,7 @@ class Auditor:
         critic = critic or RuleCritic()
         scorer = scorer or AnswerMatchScorer()
         gate = (
-            Gate(_reader(reader if reader is not None else model, critic), scorer, tau, gate_attempts)
+            Gate(resolve_reader(reader if reader is not None else model, critic), scorer, tau, gate_attempts)
             if decisive
             else None
         )
@@ -249,7 +209,7 @@ class Auditor:
             actions=ActionGates(action_reader, gate_attempts) if decisive else None,
             tau=tau,
         )
-        self.links: tuple[Link, ...] = _links(links, self._runner.replayer)
+        self.links: tuple[Link, ...] = resolve_links(links, self._runner.replayer)
         """The links this auditor audits (docs/method.md#links)."""
         self._rule = Rule(tau=tau, lam=lam, min_strength=min_strength, keep_scored_answers=answer_extractor is not None)
         self.graph = graph
@@ -389,60 +349,6 @@ class Auditor:
         """Async twin of :meth:`audit`."""
         return await run_async(self._audit_trace(trace, step, interventions))
 
-    # -- batches -----------------------------------------------------------------------------------
-
-    def audit_batch(
-        self,
-        traces: Iterable[Trace],
-        *,
-        step: StepSelector = "auto",
-        interventions: Interventions = ("logic_flip",),
-        max_concurrency: int = 4,
-    ) -> AuditReport:
-        """Audit many traces on ``max_concurrency`` threads; every trace appears in the report.
-
-        A trace that cannot be audited (any error, ours or not, e.g. its checkpointer's database
-        closed) is recorded as a failed result with its ``error_type``, and the batch goes on; a trace
-        with no step to audit gives a ``not_applicable`` result counted in
-        :attr:`~ariadne_lc.records.AuditReport.nothing_to_audit`.
-        """
-        self._check_batch(interventions, max_concurrency)
-        self.replayer.check_sync("audit_batch", "aaudit_batch")
-        items = list(traces)
-        with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="ariadne-audit") as pool:
-            chunks = list(pool.map(lambda t: run_sync(self._audit_or_record(t, step, interventions)), items))
-        return self._report(r for chunk in chunks for r in chunk)
-
-    async def aaudit_batch(
-        self,
-        traces: Iterable[Trace],
-        *,
-        step: StepSelector = "auto",
-        interventions: Interventions = ("logic_flip",),
-        max_concurrency: int = 4,
-    ) -> AuditReport:
-        """Async twin of :meth:`audit_batch` (at most ``max_concurrency`` traces at once)."""
-        self._check_batch(interventions, max_concurrency)
-        gate = asyncio.Semaphore(max_concurrency)
-
-        async def one(t: Trace) -> list[AuditResult]:
-            async with gate:
-                return await run_async(self._audit_or_record(t, step, interventions))
-
-        chunks = await asyncio.gather(*(one(t) for t in traces))
-        return self._report(r for chunk in chunks for r in chunk)
-
-    @staticmethod
-    def _check_batch(interventions: Interventions, max_concurrency: int) -> None:
-        if max_concurrency < 1:
-            raise ConfigurationError(f"max_concurrency must be at least 1, got {max_concurrency}")
-        intervention_names(interventions)
-
-    def _report(self, results: Iterable[AuditResult]) -> AuditReport:
-        report = build_report(results, confidence=self.confidence, seed=self.seed, rrr_threshold=self.rrr_threshold)
-        self.spans.summary(report)
-        return report
-
     # -- the flows (written once, run by run_sync or run_async) ------------------------------------
 
     def check_graph(self, trace: Trace) -> None:
@@ -451,25 +357,7 @@ class Auditor:
         Raises:
             GraphChangedError: The fingerprints differ; the error lists what changed.
         """
-        if trace.graph is None or self.allow_graph_change:
-            return
-        try:
-            current = graph_fingerprint(self.graph)
-        except Exception:  # a graph the fingerprint cannot read: say so, do not block the audit on it
-            logger.warning(
-                "ariadne: cannot fingerprint the auditor's graph; trace %s is audited unchecked",
-                trace.trace_id,
-                exc_info=True,
-            )
-            return
-        changed = differences(trace.graph, current)
-        if changed:
-            raise GraphChangedError(
-                f"trace {trace.trace_id} was recorded under another graph than the auditor's: "
-                f"{'; '.join(changed)}. A replay would measure the new graph, not the recorded run; "
-                "pass Auditor(..., allow_graph_change=True) to audit it anyway",
-                changed,
-            )
+        check_graph(self.graph, trace, allow_change=self.allow_graph_change)
 
     def _audit_trace(self, trace: Trace, step: StepSelector, interventions: Interventions) -> Flow[list[AuditResult]]:
         self.check_graph(trace)
@@ -485,23 +373,6 @@ class Auditor:
         for one in planned:
             results.append((yield from self._audit_one(trace, one)))
         return results
-
-    def _audit_or_record(
-        self, trace: Trace, step: StepSelector, interventions: Interventions
-    ) -> Flow[list[AuditResult]]:
-        """Like :meth:`_audit_trace`, but a trace that cannot be audited gives one failed result.
-
-        Any exception counts, not only ours: one trace's broken checkpointer or a user component's bug
-        must not lose the results the batch already has.
-        """
-        try:
-            return (yield from self._audit_trace(trace, step, interventions))
-        except Exception as exc:
-            if not isinstance(exc, AriadneError):
-                logger.warning("ariadne: the audit of trace %s raised", trace.trace_id, exc_info=exc)
-            result = AuditResult.unauditable(trace, exc, replay_mode=self.replay_mode)
-            dispatch(self.sinks, FinishedAudit(result, trace, None))
-            return [result]
 
     def _audit_one(self, trace: Trace, planned: PlannedAudit) -> Flow[AuditResult]:
         started = time.perf_counter()

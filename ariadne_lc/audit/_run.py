@@ -25,11 +25,12 @@ from typing import cast
 from opentelemetry.trace import Span
 
 from ariadne_lc._twin import Call, Flow
-from ariadne_lc.audit._action import ActionGates, ActionVerdict, action_verdict
+from ariadne_lc.audit._action import ActionGates, action_verdict
 from ariadne_lc.audit._gate import Gate, gated
+from ariadne_lc.audit._made import MULTI_SEPARATOR, Made, Ran, control_intervention
 from ariadne_lc.audit._plan import ACTION_KINDS, PlannedAudit
 from ariadne_lc.errors import AriadneError
-from ariadne_lc.interventions import ControlType, Critic, Intervention, aintervene_with, filler_text
+from ariadne_lc.interventions import ControlType, Critic, Intervention, aintervene_with
 from ariadne_lc.interventions.actions import call_similarity, tool_specs
 from ariadne_lc.interventions.observations import (
     ObservationEdit,
@@ -55,93 +56,6 @@ from ariadne_lc.trace import Trace
 __all__ = ["MULTI_SEPARATOR", "Made", "Ran", "Runner", "control_intervention"]
 
 logger = logging.getLogger("ariadne_lc.audit")
-
-MULTI_SEPARATOR = "\n\n"
-"""Joins the thoughts of the steps of a multi-step intervention."""
-
-
-@dataclass(frozen=True, slots=True)
-class Made:
-    """The interventions made for one planned audit, one per step, and the gate's record of each gated one."""
-
-    per_step: dict[int, Intervention]
-    gate: dict[int, Decisiveness] = field(default_factory=dict)
-    observation: ObservationSwap | None = None
-    """``observation->answer``: the output changed (``per_step`` then holds the reader's contexts, thought and
-    output, before and after)."""
-
-    @property
-    def decisiveness(self) -> Decisiveness | None:
-        """The gate's record of the first step (every step of a multi-step audit is gated alike)."""
-        return next(iter(self.gate.values()), None)
-
-    @property
-    def applicable(self) -> bool:
-        return all(i.applicable and i.intervened is not None for i in self.per_step.values())
-
-    @property
-    def intervened(self) -> str | None:
-        """The rewritten thoughts, joined like the originals; ``None`` when one is missing."""
-        parts = [i.intervened for i in self.per_step.values()]
-        return None if any(p is None for p in parts) else MULTI_SEPARATOR.join(p or "" for p in parts)
-
-    @property
-    def method(self) -> str:
-        """How the interventions were made, or (when not applicable) why not, per step if several."""
-        if self.applicable:
-            return "; ".join(sorted({i.method for i in self.per_step.values()}))
-        several = len(self.per_step) > 1
-        return "; ".join(
-            f"step {k}: {i.method}" if several else i.method for k, i in self.per_step.items() if not i.applicable
-        )
-
-    @property
-    def rejections(self) -> tuple[str, ...]:
-        return tuple(r for i in self.per_step.values() for r in i.rejections)
-
-
-@dataclass(frozen=True, slots=True)
-class Ran:
-    """Everything one planned audit produced, before it is judged."""
-
-    made: Made | None
-    """``None`` when making the intervention failed."""
-    strength: float | None
-    replay: ReplayResult | None
-    """``None`` when the intervention was not applicable or the replay failed."""
-    answers: tuple[str, str] | None
-    """(a, a*) as scored; ``None`` without a replayed answer."""
-    similarity: Similarity | None
-    error: Exception | None
-    """The error that ended the run early."""
-    unscored: str | None = None
-    """Why the answers were not scored although nothing failed: an empty or missing answer, and on which side."""
-    tracking_similarity: float | None = None
-    """S(implied answer of the intervened thought, a*), when the gate read one: where the answer went."""
-    not_testable: str | None = None
-    """Why the replay could not test the link although nothing failed (a needed tool was not run)."""
-    derived: DerivedAction | None = None
-    """``thought->action``: the calls the step's model made with the intervened thought (never run)."""
-    action: ActionVerdict | None = None
-    """``thought->action``: S between the recorded and the derived calls, and where they went."""
-
-
-def control_intervention(planned: PlannedAudit, thought: str) -> Intervention | None:
-    """The intervention of a control that needs no critic, or ``None`` when a critic must make it."""
-    kind = planned.kind
-    rewrites: dict[str, str] = {
-        ControlType.RERUN: thought,
-        ControlType.ABLATION: "",
-        ControlType.FILLER: filler_text(thought),
-        ControlType.EARLY_ANSWER: thought,
-    }
-    if kind == ControlType.EARLY_ANSWER and len(planned.steps) > 1:
-        return Intervention.not_applicable(kind, thought, "early answering cuts the run at one step")
-    if kind in rewrites:
-        return Intervention(
-            type=kind, original=thought, intervened=rewrites[kind], applicable=True, method=f"control:{kind}"
-        )
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from ariadne_lc.audit import StepSelector
-from ariadne_lc.audit._auditor import Interventions
+from ariadne_lc.audit._config import Interventions
 from ariadne_lc.audit._sinks import AuditSink
 from ariadne_lc.records import AuditResult, ReplayMode
 from ariadne_lc.trace import Trace

@@ -12,7 +12,7 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc.audit import Auditor, StepSelector, select_steps
-from ariadne_lc.audit._auditor import Interventions
+from ariadne_lc.audit._config import Interventions
 from ariadne_lc.audit._plan import DEFAULT_MIN_THOUGHT_CHARS, intervention_names
 from ariadne_lc.audit._sinks import FinishedAudit, dispatch
 from ariadne_lc.errors import AriadneError, ConfigurationError, ServerError, TraceError

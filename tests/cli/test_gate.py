@@ -5,8 +5,8 @@ from __future__ import annotations
 from ariadne_lc.calibration import analyze, apply_calibration
 from ariadne_lc.cli._gate import gate_decision
 from ariadne_lc.records import AuditReport, AuditResult
-from ariadne_lc.trace import Trace
 from ariadne_lc.stats import build_report
+from ariadne_lc.trace import Trace
 from tests.calibration.builders import CONFIG, audits, result
 
 

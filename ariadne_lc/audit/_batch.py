@@ -1,0 +1,117 @@
+"""Audits of many traces at once: a thread pool (or a bounded set of tasks), a failed result for a trace that
+cannot be audited, and one report with the batch's summary span."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from ariadne_lc._twin import Flow, run_async, run_sync
+from ariadne_lc.audit._config import Interventions
+from ariadne_lc.audit._plan import StepSelector, intervention_names
+from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, dispatch
+from ariadne_lc.errors import AriadneError, ConfigurationError
+from ariadne_lc.otel import AuditSpans
+from ariadne_lc.records import AuditReport, AuditResult, ReplayMode
+from ariadne_lc.stats import build_report
+from ariadne_lc.trace import Trace
+
+if TYPE_CHECKING:
+    from ariadne_lc.replay import Replayer
+
+__all__ = ["BatchAudits"]
+
+logger = logging.getLogger("ariadne_lc.audit")
+
+
+class BatchAudits:
+    """The batch methods of :class:`~ariadne_lc.Auditor` (a base class: the auditor provides what is declared)."""
+
+    spans: AuditSpans
+    sinks: tuple[AuditSink, ...]
+    confidence: float
+    seed: int
+    rrr_threshold: float
+
+    @property
+    def replayer(self) -> Replayer:
+        raise NotImplementedError("the Auditor provides its replayer")
+
+    @property
+    def replay_mode(self) -> ReplayMode:
+        raise NotImplementedError("the Auditor provides its replay mode")
+
+    def _audit_trace(self, trace: Trace, step: StepSelector, interventions: Interventions) -> Flow[list[AuditResult]]:
+        raise NotImplementedError("the Auditor audits one trace")
+
+    def audit_batch(
+        self,
+        traces: Iterable[Trace],
+        *,
+        step: StepSelector = "auto",
+        interventions: Interventions = ("logic_flip",),
+        max_concurrency: int = 4,
+    ) -> AuditReport:
+        """Audit many traces on ``max_concurrency`` threads; every trace appears in the report.
+
+        A trace that cannot be audited (any error, ours or not, e.g. its checkpointer's database
+        closed) is recorded as a failed result with its ``error_type``, and the batch goes on; a trace
+        with no step to audit gives a ``not_applicable`` result counted in
+        :attr:`~ariadne_lc.records.AuditReport.nothing_to_audit`.
+        """
+        self._check_batch(interventions, max_concurrency)
+        self.replayer.check_sync("audit_batch", "aaudit_batch")
+        items = list(traces)
+        with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="ariadne-audit") as pool:
+            chunks = list(pool.map(lambda t: run_sync(self._audit_or_record(t, step, interventions)), items))
+        return self._report(r for chunk in chunks for r in chunk)
+
+    async def aaudit_batch(
+        self,
+        traces: Iterable[Trace],
+        *,
+        step: StepSelector = "auto",
+        interventions: Interventions = ("logic_flip",),
+        max_concurrency: int = 4,
+    ) -> AuditReport:
+        """Async twin of :meth:`audit_batch` (at most ``max_concurrency`` traces at once)."""
+        self._check_batch(interventions, max_concurrency)
+        gate = asyncio.Semaphore(max_concurrency)
+
+        async def one(t: Trace) -> list[AuditResult]:
+            async with gate:
+                return await run_async(self._audit_or_record(t, step, interventions))
+
+        chunks = await asyncio.gather(*(one(t) for t in traces))
+        return self._report(r for chunk in chunks for r in chunk)
+
+    @staticmethod
+    def _check_batch(interventions: Interventions, max_concurrency: int) -> None:
+        if max_concurrency < 1:
+            raise ConfigurationError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        intervention_names(interventions)
+
+    def _report(self, results: Iterable[AuditResult]) -> AuditReport:
+        report = build_report(results, confidence=self.confidence, seed=self.seed, rrr_threshold=self.rrr_threshold)
+        self.spans.summary(report)
+        return report
+
+    def _audit_or_record(
+        self, trace: Trace, step: StepSelector, interventions: Interventions
+    ) -> Flow[list[AuditResult]]:
+        """Like :meth:`_audit_trace`, but a trace that cannot be audited gives one failed result.
+
+        Any exception counts, not only ours: one trace's broken checkpointer or a user component's bug
+        must not lose the results the batch already has.
+        """
+        try:
+            return (yield from self._audit_trace(trace, step, interventions))
+        except Exception as exc:
+            if not isinstance(exc, AriadneError):
+                logger.warning("ariadne: the audit of trace %s raised", trace.trace_id, exc_info=exc)
+            result = AuditResult.unauditable(trace, exc, replay_mode=self.replay_mode)
+            dispatch(self.sinks, FinishedAudit(result, trace, None))
+            return [result]

@@ -1,0 +1,86 @@
+"""Resolving the auditor's options: who reads the gates, which links are audited."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from ariadne_lc._fingerprint import differences, graph_fingerprint
+from ariadne_lc.errors import ConfigurationError, GraphChangedError
+from ariadne_lc.interventions import Critic
+from ariadne_lc.interventions.implied import AnswerReader, CachedReader, ModelReader, RuleReader
+from ariadne_lc.records import LINKS, Link
+from ariadne_lc.replay import Replayer
+from ariadne_lc.trace import Trace
+
+__all__ = ["Interventions", "check_graph", "resolve_links", "resolve_reader"]
+
+logger = logging.getLogger("ariadne_lc.audit")
+
+
+def resolve_reader(reader: AnswerReader | BaseChatModel | None, critic: Critic) -> AnswerReader:
+    """The gate's reader, cached: the one given (a chat model becomes a :class:`ModelReader`), else the critic's
+    model when it has one, else the offline :class:`RuleReader`."""
+    if isinstance(reader, CachedReader):
+        return reader
+    if isinstance(reader, BaseChatModel):
+        return CachedReader(ModelReader(reader))
+    if reader is not None:
+        if not isinstance(reader, AnswerReader):
+            raise ConfigurationError(f"reader must be an AnswerReader or a chat model, got {type(reader).__name__}")
+        return CachedReader(reader)
+    critic_model = getattr(critic, "model", None)
+    if isinstance(critic_model, BaseChatModel):
+        return CachedReader(ModelReader(critic_model))
+    return CachedReader(RuleReader())
+
+
+Interventions = str | Sequence[str]
+
+
+def resolve_links(links: Sequence[Link] | None, replayer: Replayer) -> tuple[Link, ...]:
+    """The links to audit: those given (validated), else every link this auditor can audit (``thought->action``
+    only with a way to re-run the step's model)."""
+    if links is None:  # a tool-call deriver (graph code) audits the action link when asked to, not by default
+        auto = replayer.action_source is not None and replayer.action_source is not replayer.tool_call_deriver
+        return tuple(k for k in LINKS if k != "thought->action" or auto)
+    chosen = (links,) if isinstance(links, str) else tuple(links)
+    unknown = [k for k in chosen if k not in LINKS]
+    if unknown or not chosen:
+        raise ConfigurationError(f"links must name some of {list(LINKS)}, got {list(chosen)}")
+    if "thought->action" in chosen and replayer.action_source is None:
+        raise ConfigurationError(
+            "the thought->action link needs a way to re-run the step's model: record the agent with "
+            "AriadneMiddleware (create_agent), or pass Auditor(graph, model=<the agent's chat model>)"
+        )
+    return tuple(k for k in LINKS if k in chosen)
+
+
+def check_graph(graph: Any, trace: Trace, *, allow_change: bool) -> None:
+    """Refuse ``trace`` if it was recorded under another graph than ``graph`` (unless ``allow_change``).
+
+    Raises:
+        GraphChangedError: The fingerprints differ; the error lists what changed.
+    """
+    if trace.graph is None or allow_change:
+        return
+    try:
+        current = graph_fingerprint(graph)
+    except Exception:  # a graph the fingerprint cannot read: say so, do not block the audit on it
+        logger.warning(
+            "ariadne: cannot fingerprint the auditor's graph; trace %s is audited unchecked",
+            trace.trace_id,
+            exc_info=True,
+        )
+        return
+    changed = differences(trace.graph, current)
+    if changed:
+        raise GraphChangedError(
+            f"trace {trace.trace_id} was recorded under another graph than the auditor's: "
+            f"{'; '.join(changed)}. A replay would measure the new graph, not the recorded run; "
+            "pass Auditor(..., allow_graph_change=True) to audit it anyway",
+            changed,
+        )
