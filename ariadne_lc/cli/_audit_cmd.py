@@ -19,6 +19,7 @@ from ariadne_lc.cli._pipeline import CallBudget, audit_traces, load_queries, pri
 from ariadne_lc.errors import ConfigurationError, TraceError
 from ariadne_lc.interventions import parse_intervention_types
 from ariadne_lc.interventions.implied import AnswerReader, ModelReader, RuleReader
+from ariadne_lc.records import LINKS
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 
@@ -134,12 +135,22 @@ def audit(
             "as 'package.module:attribute' (your agent's own model reads its thoughts best).",
         ),
     ] = "rule",
+    link: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A link to audit (repeat): thought->action, observation->answer, thought->answer. Default: every "
+            "link the graph allows (thought->action needs AriadneMiddleware in a create_agent graph).",
+        ),
+    ] = None,
 ) -> None:
     """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
     kinds = parse_interventions(interventions)
     selector = parse_step(step)
     answer_reader = load_reader(reader)
-    gate_options: dict[str, Any] = {"decisive": decisive, "reader": answer_reader}
+    unknown = [k for k in link or () if k not in LINKS]
+    if unknown:
+        fail(f"unknown --link {', '.join(unknown)}; choose from {', '.join(LINKS)}")
+    gate_options: dict[str, Any] = {"decisive": decisive, "reader": answer_reader, "links": link or None}
     if server is not None:
         if queries is not None or dry_run:
             fail("--server audits what the deployment already ran: --queries and --dry-run do not apply")
