@@ -132,6 +132,9 @@ def normalise_value(value: Any) -> str:
     return text.casefold()
 
 
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?(?![\w])")
+
+
 def _is_number(value: str) -> bool:
     return bool(_NUMBER.match(value))
 
@@ -152,7 +155,8 @@ def _call_follows(values: Sequence[str], args: Mapping[str, Any]) -> bool:
     stated = [normalise_value(v) for v in values]
     numbers, names = {v for v in stated if _is_number(v)}, [v for v in stated if not _is_number(v)]
     passed = _scalars(args)
-    passed_numbers = {v for v in passed if _is_number(v)}
+    # numbers inside text arguments count too: calculator(expression="6 * 7") passes 6 and 7
+    passed_numbers = {normalise_value(n) for v in passed for n in _NUMBER_IN_TEXT.findall(v)}
     if numbers and (not passed_numbers or not passed_numbers <= numbers):
         return False
     texts = [v for v in passed if not _is_number(v)]
@@ -210,6 +214,8 @@ _SYNONYMS = {
     "divide": ("divided", "quotient", "split"),
     "search": ("look up", "find"),
     "lookup": ("look up", "find"),
+    "calculator": ("calculate", "compute", "work out", "evaluate"),
+    "calculate": ("compute", "work out", "evaluate"),
 }
 _CLAUSE_END = re.compile(r"[.;!?](?:\s|$)|,?\s+(?:so|then|therefore|thus|hence|but)\s+|,\s+(?=I\b)", re.I)
 _NEGATION = re.compile(
@@ -231,6 +237,9 @@ def _forms(token: str) -> str:
     """A regex for the word forms of a verb or noun token (multiply -> multiplies, multiplied, multiplying)."""
     if token.endswith("y") and len(token) > 3:
         return re.escape(token[:-1]) + r"(?:y|ies|ied|ying|ication)"
+    if token.endswith("ator") and len(token) > 6:  # an agent noun: calculator -> calculate, calculating
+        stem = re.escape(token[:-2])
+        return rf"{re.escape(token)}s?|{stem}(?:e|es|ed|ing|ion)"
     if token.endswith("e") and len(token) > 3:
         return re.escape(token[:-1]) + r"(?:e|es|ed|ing|ion)"
     return re.escape(token) + r"(?:s|es|ed|d|ing|ion|ition)?"
@@ -299,13 +308,24 @@ class RuleActionReader:
         if last is None:
             names = ", ".join(s.name for s in tools) or "none"
             return ImpliedAction(reader=self.name, reason=f"the thought names no tool (tools: {names})")
-        start, _, spec = last
+        start, end, spec = last
         clause_start, clause_end = _clause_bounds(thought, start)
         negated = len(_NEGATION.findall(thought[clause_start:start])) % 2 == 1
-        values = _values(thought[clause_start:clause_end]) or _values(thought)
+        values = _values(thought[clause_start:clause_end]) or _values(thought) or _object(thought[end:clause_end])
         name_words = {w.casefold() for w in re.split(r"[_\W]+", spec.name) if w}
         values = tuple(v for v in values if v.casefold() not in name_words)
         return ImpliedAction(tool=spec.name, values=values, negated=negated, reader=self.name)
+
+
+_LEAD = re.compile(r"^\s*(?:up|for|on|about|at|into)?\s*(?:the|a|an)?\s+", re.I)
+_TAIL = re.compile(r"\s+(?:with|using|via|in|on)\s+(?:the|a|an)\s+\w+(?:\s+tool)?\s*$", re.I)
+
+
+def _object(text: str) -> tuple[str, ...]:
+    """What follows the tool's mention in its clause ("look up boiling point of water"), when the thought states
+    no number or name: the argument of a lookup, at most six words."""
+    words = _TAIL.sub("", _LEAD.sub(" ", text)).strip(" ,;:.").split()
+    return (" ".join(words[:6]).casefold(),) if 0 < len(words) <= 6 else ()
 
 
 def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:

@@ -5,7 +5,7 @@ other one (the seed's output_i), so that the audit can ask whether the answer re
 answer moves to the new value, one that answers from the question alone stays. One output is changed at a time.
 
 The rule form (:class:`RuleObservationSwapper`, offline, deterministic) changes the last number of the output (same
-format and magnitude: 108 -> 140, 3.5 -> 4.6), else the last yes/no or true/false (flipped). Free text without either
+format and magnitude: 108 -> 140, 3.5 -> 4.5), else the last yes/no or true/false (flipped). Free text without either
 (a name, a sentence) needs a model: :class:`LLMObservationSwapper` asks one for the same text with the key value
 changed, and refuses a reply that is the output itself or no single-value edit of it.
 """
