@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from ariadne_lc._arithmetic import format_number
+from ariadne_lc._arithmetic import CalculatorError, evaluate, format_number
 
 __all__ = [
     "ActionReader",
@@ -153,8 +153,16 @@ def _call_follows(values: Sequence[str], args: Mapping[str, Any]) -> bool:
     """Whether a call's arguments are the values a thought states: every number the call passes is a stated one
     (and at least one stated number is passed), and every stated name appears in one of its text arguments."""
     stated = [normalise_value(v) for v in values]
-    numbers, names = {v for v in stated if _is_number(v)}, [v for v in stated if not _is_number(v)]
+    expressions = [(v, _expression_value(v)) for v in stated if _expression_value(v) is not None]
+    stated = [v for v in stated if _expression_value(v) is None]
     passed = _scalars(args)
+    for text, value in expressions:  # passed as the calculation (a calculator) or as its operands (multiply)
+        operands = {normalise_value(n) for n in _NUMBER_IN_TEXT.findall(text)}
+        passed_operands = {normalise_value(n) for v in passed for n in _NUMBER_IN_TEXT.findall(v)}
+        given = [_expression_value(v) for v in passed if _expression_value(v) is not None]
+        if (given and value not in given) or (not given and passed_operands != operands):
+            return False
+    numbers, names = {v for v in stated if _is_number(v)}, [v for v in stated if not _is_number(v)]
     # numbers inside text arguments count too: calculator(expression="6 * 7") passes 6 and 7
     passed_numbers = {normalise_value(n) for v in passed for n in _NUMBER_IN_TEXT.findall(v)}
     if numbers and (not passed_numbers or not passed_numbers <= numbers):
@@ -269,9 +277,30 @@ def _clause_bounds(text: str, at: int) -> tuple[int, int]:
     return start, end
 
 
+_EXPRESSION = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:\s*[-+*/x×÷]\s*-?\d[\d,]*(?:\.\d+)?)+(?![\w.])")
+
+
+def _expression_value(text: str) -> float | None:
+    """The value of ``text`` when it is an arithmetic expression (``12 * 9``), else ``None``."""
+    if not _EXPRESSION.fullmatch(text.strip()):
+        return None
+    try:
+        return evaluate(text.replace("×", "*").replace("÷", "/").replace("x", "*").replace(",", ""))
+    except CalculatorError:
+        return None
+
+
 def _values(text: str) -> tuple[str, ...]:
+    """Argument values stated in ``text``: whole calculations first (``12 * 9``: the operation is part of what a
+    calculator is asked), then numbers, quoted strings and names outside them."""
     out: list[str] = []
+    spans = []
+    for m in _EXPRESSION.finditer(text):
+        out.append(" ".join(m.group(0).split()))
+        spans.append((m.start(), m.end()))
     for m in _VALUE.finditer(text):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
         if m.group("num"):
             out.append(normalise_value(m.group("num")))
         elif m.group("quoted"):

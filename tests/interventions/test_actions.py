@@ -32,7 +32,8 @@ LOOKUPS = (ToolSpec(name="lookup_population"), ToolSpec(name="capital_of"))
         ("I need the population of Spain, so I will look up Spain.", LOOKUPS, "lookup_population(Spain)"),
         ("I need the population of Spain, so I won't look up Spain.", LOOKUPS, "not lookup_population"),
         ("I know 12 * 9 = 108, so I can answer directly.", ARITHMETIC, "no call"),
-        ("So I will calculate 6 * 7 with the calculator.", tool_specs(DEMO_TOOLS), "calculator(6, 7)"),
+        ("So I will calculate 6 * 7 with the calculator.", tool_specs(DEMO_TOOLS), "calculator(6 * 7)"),
+        ("So I will calculate 6 / 7 instead.", tool_specs(DEMO_TOOLS), "calculator(6 / 7)"),
         ("So I will look up boiling point of water.", tool_specs(DEMO_TOOLS), "lookup(boiling point of water)"),
     ],
 )
@@ -61,6 +62,11 @@ def test_calls_follow_an_implied_action() -> None:
     assert calls_allowed(implied, [("multiply", {"a": 19.0, "b": 14})])
     assert not calls_allowed(implied, [("multiply", {"a": 12, "b": 9})])
     assert calls_allowed(ImpliedAction(tool="calculator", values=("6", "7")), [("calculator", {"expression": "6*7"})])
+    divide = ImpliedAction(tool="calculator", values=("6 / 7",))
+    assert calls_allowed(divide, [("calculator", {"expression": "6/7"})])
+    assert not calls_allowed(divide, [("calculator", {"expression": "6 * 7"})])  # the operation is the argument
+    assert calls_allowed(ImpliedAction(tool="multiply", values=("6 * 7",)), [("multiply", {"a": 6, "b": 7})])
+    assert not compatible(ImpliedAction(tool="calculator", values=("6 * 7",)), divide)
     assert calls_allowed(ImpliedAction(tool="divide", negated=True), [("multiply", {"a": 1, "b": 2})])
     assert calls_allowed(ImpliedAction(no_call=True), [])
     assert calls_allowed(ImpliedAction(), []) is None
