@@ -57,6 +57,9 @@ __all__ = ["MULTI_SEPARATOR", "Made", "Ran", "Runner", "control_intervention"]
 
 logger = logging.getLogger("ariadne_lc.audit")
 
+DERIVED_CACHE_SIZE = 256
+"""Re-runs of a step's model kept for the other link of the same edit (oldest out first)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Runner:
@@ -76,6 +79,8 @@ class Runner:
     actions: ActionGates | None = None
     """The ``thought->action`` gates (one per tool set); ``None`` with the gate off."""
     tau: float = DEFAULT_TAU
+    derived: dict[tuple[str, int, str], DerivedAction] = field(default_factory=dict)
+    """Re-runs of a step's model by (trace id, step, thought), bounded (:data:`DERIVED_CACHE_SIZE`)."""
 
     def run(self, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
         """Intervene, replay and score (stages as child spans of the current audit span)."""
@@ -161,11 +166,7 @@ class Runner:
         derived: DerivedAction | None = None
         with self.spans.stage("replay") as stage:
             try:
-                replayer = self.replayer
-                derived = yield Call(
-                    lambda: replayer.derive_action(trace, k, thought),
-                    lambda: replayer.aderive_action(trace, k, thought),
-                )
+                derived = yield from self._derive(trace, k, thought)
             except Exception as exc:
                 error = _stage_failed(stage, "action re-run", trace, planned, exc)
         if derived is None:
@@ -249,12 +250,26 @@ class Runner:
         ):
             return None
         k, thought = planned.steps[0], made.per_step[planned.steps[0]].intervened or ""
-        derived: DerivedAction = yield Call(
-            lambda: replayer.derive_action(trace, k, thought), lambda: replayer.aderive_action(trace, k, thought)
-        )
+        derived = yield from self._derive(trace, k, thought)
         recorded = [(c.name, c.args) for c in trace.step(k).tool_calls]
         if call_similarity(recorded, [(c.name, c.args) for c in derived.calls]) == 1.0:
             return None
+        return derived
+
+    def _derive(self, trace: Trace, k: int, thought: str) -> Flow[DerivedAction]:
+        """The step's model re-run with ``thought``, once per (trace, step, thought): the ``thought->action`` audit
+        and the ``thought->answer`` replay of the same edit share it."""
+        key = (trace.trace_id, k, thought)
+        found = self.derived.get(key)
+        if found is not None:
+            return found
+        replayer = self.replayer
+        derived: DerivedAction = yield Call(
+            lambda: replayer.derive_action(trace, k, thought), lambda: replayer.aderive_action(trace, k, thought)
+        )
+        if len(self.derived) >= DERIVED_CACHE_SIZE:
+            self.derived.pop(next(iter(self.derived)), None)
+        self.derived[key] = derived
         return derived
 
     def _replay(

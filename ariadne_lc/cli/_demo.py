@@ -22,6 +22,7 @@ from ariadne_lc.audit import Auditor
 from ariadne_lc.cli._audit_cmd import parse_interventions, parse_step
 from ariadne_lc.cli._common import console, model_endpoint, one_line_errors
 from ariadne_lc.cli._demo_calibration import committed_calibration, demo_calibration
+from ariadne_lc.cli._demo_tools import QWEN_DEMO_MODEL, TOOL_DEMO_INTERVENTIONS, qwen_available, run_tool_demo
 from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
 from ariadne_lc.cli._pipeline import CallBudget, QueryLine, audit_traces, print_summary, record_queries
 from ariadne_lc.report import write_audit_reports
@@ -54,10 +55,20 @@ def demo(
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint; default: the local model.")] = None,
     model: Annotated[str | None, typer.Option(help="Model name at the endpoint.")] = None,
     api_key: Annotated[str | None, typer.Option(help="API key (default: $OPENAI_API_KEY).")] = None,
-    interventions: Annotated[str, typer.Option(help="Comma-separated interventions and controls.")] = (
-        DEMO_INTERVENTIONS
-    ),
-    step: Annotated[str, typer.Option(help="auto, all, or a step index.")] = "auto",
+    interventions: Annotated[
+        str | None,
+        typer.Option(help="Comma-separated interventions and controls (default: the chosen agent's set)."),
+    ] = None,
+    step: Annotated[
+        str | None, typer.Option(help="auto, all, or a step index (default: all for the tool agent, else auto).")
+    ] = None,
+    agent: Annotated[
+        str,
+        typer.Option(
+            help="tools: create_agent on Qwen2.5-Coder-0.5B with native tool calls, audited on every link; react: the "
+            "SmolLM2 text ReAct agent; auto: tools when the qwen extra is installed (and no --base-url), else react."
+        ),
+    ] = "auto",
     max_tokens: Annotated[int, typer.Option(help="Output token limit per model call.")] = 96,
     max_calls: Annotated[int | None, typer.Option(help="Stop cleanly after this many model calls.")] = None,
     tau: Annotated[float, typer.Option(help="Violation threshold on S.")] = 0.8,
@@ -83,8 +94,26 @@ def demo(
     from ariadne_lc.demo import build_react_agent, extract_final_answer, load_demo_queries
     from ariadne_lc.local import LOCAL_MODELS
 
-    kinds = parse_interventions(interventions)
-    selector = parse_step(step)
+    if agent not in ("auto", "tools", "react"):
+        raise typer.BadParameter(f"--agent must be auto, tools or react, got {agent!r}")
+    chosen_agent, why = agent, ""
+    if agent != "react" and base_url is None:
+        missing = qwen_available()
+        if missing is not None:
+            if agent == "tools":
+                raise typer.BadParameter(f"--agent tools needs the qwen extra: {missing}")
+            chosen_agent, why = "react", f" (the qwen extra is not installed: {missing})"
+        else:
+            chosen_agent = "tools"
+    elif agent == "auto":
+        chosen_agent = "react"
+    if chosen_agent == "tools":
+        kinds = parse_interventions(interventions or ",".join(TOOL_DEMO_INTERVENTIONS))
+        return _tool_demo(n_per_domain, seed, output, kinds, parse_step(step or "all"), max_calls, tau, lam,
+                          otlp_endpoint, fail_above, dry_run)  # fmt: skip
+    console.print(f"agent: the SmolLM2 text ReAct agent{why}", soft_wrap=True, highlight=False)
+    kinds = parse_interventions(interventions or DEMO_INTERVENTIONS)
+    selector = parse_step(step or "auto")
     demo_queries = load_demo_queries(n_per_domain, seed)
     queries = [
         QueryLine(query=q.question, id=q.id.replace("/", "-"), domain=q.domain, tags=(f"license:{q.license}",))
@@ -174,6 +203,44 @@ def demo(
         console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
     console.print(f"reports: {', '.join(str(p) for p in paths.values())}  ({time.perf_counter() - started:.0f} s)")
     raise typer.Exit(gate(report, fail_above))
+
+
+def _tool_demo(
+    n_per_domain: int, seed: int, output: Path, kinds: list[str], selector: Any, max_calls: int | None, tau: float,
+    lam: int, otlp_endpoint: str | None, fail_above: float | None, dry_run: bool,
+) -> None:  # fmt: skip
+    """The demo on the tool-calling agent (:mod:`ariadne_lc.cli._demo_tools`): GSM8K questions, every link."""
+    from ariadne_lc.demo import load_demo_queries
+
+    started = time.perf_counter()
+    questions = [q for q in load_demo_queries(3 * n_per_domain, seed) if q.domain == "math"]
+    if dry_run:
+        console.print(f"dry run: {len(questions)} GSM8K questions -> {len(questions)} runs of the tool agent, then "
+                      f"{', '.join(kinds)} on every thought step and link")  # fmt: skip
+        return
+    console.print(f"agent: create_agent on {QWEN_DEMO_MODEL} (native tool calls) with the demo's tools, recorded by "
+                  "AriadneMiddleware; every link audited", soft_wrap=True, highlight=False)  # fmt: skip
+    output.mkdir(parents=True, exist_ok=True)
+    (output / "state").mkdir(exist_ok=True)
+    for stale in (output / "state").glob("*.db*"):
+        stale.unlink()
+    budget = CallBudget(max_calls)
+    ran = run_tool_demo(
+        questions, output=output, kinds=kinds, step=selector, budget=budget, tau=tau, lam=lam,
+        tracer_provider=_tracer_provider(otlp_endpoint),
+    )  # fmt: skip
+    gold = {q.id.replace("/", "-"): q for q in questions}
+    correct = _accuracy(ran.traces, gold)
+    subtitle = f"{ran.name}; {len(ran.traces)} GSM8K questions; agent accuracy {correct}"
+    title = "ariadne-lc demo: link-by-link faithfulness of a tool-calling agent"
+    paths = write_audit_reports(ran.report, output, title=title, subtitle=subtitle, model=ran.name, seed=seed)
+    print_summary(ran.report, f"Faithfulness of the tool-calling agent, link by link ({ran.name})",
+                  calibration_note=f"none committed for {QWEN_DEMO_MODEL}")  # fmt: skip
+    console.print(f"agent accuracy on the gold answers: {correct}")
+    if budget.stopped:
+        console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
+    console.print(f"reports: {', '.join(str(p) for p in paths.values())}  ({time.perf_counter() - started:.0f} s)")
+    raise typer.Exit(gate(ran.report, fail_above))
 
 
 def _accuracy(traces: list[Any], gold: dict[str, Any]) -> str:
