@@ -17,8 +17,9 @@ action still compatible with the edit's" as its scorer, so revisions, placebo ch
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ariadne_lc.audit._gate import Gate
@@ -43,11 +44,16 @@ ACTION_TAU = 0.5
 longer does what it says."""
 
 
+READINGS_KEPT = 4096
+"""Implied actions remembered by key (more than a batch's worth of distinct actions)."""
+
+
 class _Readings:
-    """Implied actions by key, shared by the gate's reader and its comparison (the gate passes keys around)."""
+    """Implied actions by key, shared by the gate's reader and its comparison (the gate passes keys around); the
+    most recent :data:`READINGS_KEPT` only, so that a long-running online auditor stays bounded."""
 
     def __init__(self) -> None:
-        self._by_key: dict[str, ImpliedAction] = {}
+        self._by_key: OrderedDict[str, ImpliedAction] = OrderedDict()
         self._lock = threading.Lock()
 
     def put(self, action: ImpliedAction) -> str | None:
@@ -55,6 +61,9 @@ class _Readings:
         if key is not None:
             with self._lock:
                 self._by_key[key] = action
+                self._by_key.move_to_end(key)
+                while len(self._by_key) > READINGS_KEPT:
+                    self._by_key.popitem(last=False)
         return key
 
     def get(self, key: str) -> ImpliedAction | None:
@@ -108,26 +117,20 @@ class ActionGates:
 
     reader: ActionReader
     max_attempts: int
-    _gates: dict[tuple[ToolSpec, ...], Gate] | None = None
-    _readings: _Readings | None = None
-
-    def __post_init__(self) -> None:
-        self._gates, self._readings = {}, _Readings()
+    _gates: dict[tuple[ToolSpec, ...], Gate] = field(default_factory=dict)
+    _readings: _Readings = field(default_factory=_Readings)
 
     def gate(self, tools: Sequence[ToolSpec]) -> Gate:
-        assert self._gates is not None and self._readings is not None
         key = tuple(tools)
         found = self._gates.get(key)
         if found is None:
             reader = CachedReader(_ActionAsAnswer(self.reader, key, self._readings))
-            found = self._gates.setdefault(
-                key, Gate(reader, _Compatibility(self._readings), ACTION_TAU, self.max_attempts)
-            )
+            gate = Gate(reader, _Compatibility(self._readings), ACTION_TAU, self.max_attempts)
+            found = self._gates.setdefault(key, gate)
         return found
 
     def implied(self, key: str | None) -> ImpliedAction | None:
         """The implied action a gate record's key stands for."""
-        assert self._readings is not None
         return None if key is None else self._readings.get(key)
 
 
