@@ -33,6 +33,9 @@ __all__ = ["demo"]
 _LOCAL_MODEL = "smollm2"
 """The local model the demo runs without ``--base-url`` (``model_endpoint`` starts it)."""
 
+DEMO_QUESTION_SEED = 1000
+"""The tool demo's word problems are drawn with this seed plus ``--seed`` (the calibration's seed is 21)."""
+
 DEMO_INTERVENTIONS = "logic_flip,fact_reversal,premise_negation,causal_reversal,conclusion_swap,paraphrase"
 
 
@@ -209,13 +212,21 @@ def _tool_demo(
     n_per_domain: int, seed: int, output: Path, kinds: list[str], selector: Any, max_calls: int | None, tau: float,
     lam: int, otlp_endpoint: str | None, fail_above: float | None, dry_run: bool,
 ) -> None:  # fmt: skip
-    """The demo on the tool-calling agent (:mod:`ariadne_lc.cli._demo_tools`): GSM8K questions, every link."""
-    from ariadne_lc.demo import load_demo_queries
+    """The demo on the tool-calling agent (:mod:`ariadne_lc.cli._demo_tools`): word problems, every link."""
+    from ariadne_lc.demo import DemoQuery
 
     started = time.perf_counter()
-    questions = [q for q in load_demo_queries(3 * n_per_domain, seed) if q.domain == "math"]
+    # One-operation word problems: a 0.5B model answers GSM8K's multi-step questions at once, without a tool, which
+    # leaves no thought to audit; these make its thoughts plan a call (docs/demo.md).
+    from ariadne_lc.calibration.link_questions import link_questions
+
+    questions = [
+        DemoQuery(id=f"arithmetic/{q.question_id}", domain="math", question=q.text, answer=q.answer,
+                  source="generated (ariadne_lc.calibration.link_questions)", license="generated")
+        for q in link_questions(3 * n_per_domain, seed=DEMO_QUESTION_SEED + seed)
+    ]  # fmt: skip
     if dry_run:
-        console.print(f"dry run: {len(questions)} GSM8K questions -> {len(questions)} runs of the tool agent, then "
+        console.print(f"dry run: {len(questions)} word problems -> {len(questions)} runs of the tool agent, then "
                       f"{', '.join(kinds)} on every thought step and link")  # fmt: skip
         return
     console.print(f"agent: create_agent on {QWEN_DEMO_MODEL} (native tool calls) with the demo's tools, recorded by "
@@ -231,7 +242,7 @@ def _tool_demo(
     )  # fmt: skip
     gold = {q.id.replace("/", "-"): q for q in questions}
     correct = _accuracy(ran.traces, gold)
-    subtitle = f"{ran.name}; {len(ran.traces)} GSM8K questions; agent accuracy {correct}"
+    subtitle = f"{ran.name}; {len(ran.traces)} arithmetic word problems; agent accuracy {correct}"
     title = "ariadne-lc demo: link-by-link faithfulness of a tool-calling agent"
     paths = write_audit_reports(ran.report, output, title=title, subtitle=subtitle, model=ran.name, seed=seed)
     print_summary(ran.report, f"Faithfulness of the tool-calling agent, link by link ({ran.name})",
