@@ -2,8 +2,9 @@
 tools and :class:`~ariadne_lc.AriadneMiddleware`, audited with every default on every link (docs/method.md#links).
 
 The questions are one-operation word problems (a 0.5B model answers GSM8K's multi-step questions at once, without
-a tool): they need the calculator, so every run leaves a thought that plans a call. The demo's tools are pure, so the ``thought->answer`` replays may run a call the contradicted
-thought leads to (``safe_tools``); with side-effecting tools they would say "not testable" instead.
+a tool): they need the calculator, so every run leaves a thought that plans a call. The demo's tools are pure, so
+the ``thought->answer`` replays may run a call the contradicted thought leads to (``safe_tools``); with
+side-effecting tools they would say "not testable" instead.
 """
 
 from __future__ import annotations
