@@ -119,8 +119,9 @@ def reach(url: str, *, timeout: float = CONNECT_TIMEOUT) -> Unreachable | None:
     host, port = address
     try:
         addresses = _resolve(host, port, timeout)
-    except socket.gaierror as exc:
-        return Unreachable(f"the host {host!r} does not resolve: {exc.strerror or exc}", final=True)
+    except socket.gaierror as exc:  # no such name is final; a resolver that failed for now (EAI_AGAIN) is not
+        final = exc.errno in (socket.EAI_NONAME, getattr(socket, "EAI_NODATA", socket.EAI_NONAME))
+        return Unreachable(f"the host {host!r} does not resolve: {exc.strerror or exc}", final=final)
     except OSError as exc:
         return Unreachable(f"the host {host!r} did not resolve: {exc}", final=False)
     last: OSError = OSError(f"no address for {host!r}")
