@@ -75,8 +75,9 @@ quickstart: $(STAMPS)/dev
 	$(PY) examples/quickstart.py
 
 test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed $(STAMPS)/server
-	@# pytest exits 5 when it collects nothing: that must fail, never pass.
-	$(PY) -m pytest -p no:cacheprovider -q; rc=$$?; \
+	@# pytest exits 5 when it collects nothing: that must fail, never pass. --durations=15 names the slowest
+	@# tests, so a test creeping past 60 s (the limit without a reason in its docstring) shows on every run.
+	$(PY) -m pytest -p no:cacheprovider -q --durations=15; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	  exit $$rc
 	$(MAKE) --no-print-directory lint typecheck

@@ -6,7 +6,9 @@
         --jobs audits.db --sample-rate 0.05 --interval 30
 
 It runs a :class:`~ariadne_lc.server.ServerPoller` (new finished turns, sampled, into the job store,
-exactly once per turn across restarts) and, unless ``--no-audit``, the audits in this process.
+exactly once per turn across restarts) and, unless ``--no-audit``, the audits in this process. A
+``postgresql://`` job store and the server are checked first: one line, naming what is wrong, when
+either does not answer as it should.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ def poll(
     ] = False,
 ) -> None:
     """Poll a LangGraph Server for finished turns, sample them into the job store, audit them."""
+    if jobs.startswith(("postgresql://", "postgres://")):
+        from ariadne_lc.distributed._preflight import check_database
+
+        check_database(jobs, option="--jobs")  # a wrong port or password: one line now, not a pool's long wait
     from ariadne_lc.server import RemoteAuditor, ServerPoller
 
     remote = RemoteAuditor(load_graph(graph), server, api_key=api_key, write_verdicts=write_verdicts)

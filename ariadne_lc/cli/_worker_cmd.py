@@ -12,7 +12,6 @@ so that an unreachable broker or database is one line naming it, not a traceback
 
 from __future__ import annotations
 
-import socket
 from typing import Annotated
 from urllib.parse import urlsplit
 
@@ -29,22 +28,21 @@ _HOW_TO_START = {
     "redis": "start Redis (e.g. 'redis-server --daemonize yes')",
     "postgresql": "start PostgreSQL (e.g. 'pg_ctlcluster <version> main start')",
 }
-_DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671, "redis": 6379, "rediss": 6379, "postgresql": 5432, "postgres": 5432}
 
 
 def check_service(url: str, *, timeout: float = 3.0) -> str | None:
     """``None`` when a TCP connection to the service in ``url`` opens, else a one-line reason naming the
-    service and how to start it."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    host, port = parts.hostname or "127.0.0.1", parts.port or _DEFAULT_PORTS.get(scheme, 0)
-    kind = "amqp" if scheme.startswith("amqp") else "redis" if scheme.startswith("redis") else "postgresql"
+    service, its URL (password masked), what went wrong and, when nothing listens, how to start it."""
+    from ariadne_lc.distributed._preflight import masked, reach
+
+    unreachable = reach(url, timeout=timeout)
+    if unreachable is None:
+        return None
+    scheme = urlsplit(url).scheme.lower()
+    kind = "amqp" if scheme.startswith(("amqp", "pyamqp")) else "redis" if scheme.startswith("redis") else "postgresql"
     name = {"amqp": "RabbitMQ", "redis": "Redis", "postgresql": "PostgreSQL"}[kind]
-    try:
-        socket.create_connection((host, port), timeout=timeout).close()
-    except OSError as exc:
-        return f"{name} is not reachable at {host}:{port} ({exc.strerror or exc}); {_HOW_TO_START[kind]}"
-    return None
+    what_to_do = _HOW_TO_START[kind] if unreachable.refused else "check the host and port in the URL"
+    return f"{name} is not reachable at {masked(url)} ({unreachable.reason}); {what_to_do}"
 
 
 @one_line_errors

@@ -30,9 +30,10 @@ DEFAULT_HISTORY_PAGE = 100
 T = TypeVar("T")
 
 
-def _start_hint(url: str) -> str:
+def _start_hint(url: str, cause: BaseException | None = None) -> str:
+    why = "" if cause is None else f" ({type(cause).__name__}: {' '.join(str(cause).split()) or 'no detail'})"
     return (
-        f"no LangGraph Server answers at {url}: start it (e.g. `langgraph dev --port PORT` in the folder with "
+        f"no LangGraph Server answers at {url}{why}: start it (e.g. `langgraph dev --port PORT` in the folder with "
         "langgraph.json) or pass the URL it listens on"
     )
 
@@ -123,12 +124,18 @@ class ServerThreads:
 
         try:
             response = httpx.get(f"{self.url}/ok", headers=self._headers, timeout=min(self._timeout, 5.0))
-        except httpx.TransportError as exc:
-            raise ServerUnavailableError(_start_hint(self.url), url=self.url) from exc
+        except httpx.TransportError as exc:  # refused, unresolvable, silent, or another protocol hanging up
+            raise ServerUnavailableError(_start_hint(self.url, exc), url=self.url) from exc
         if response.status_code in (401, 403):
             raise ServerError(
                 f"the LangGraph Server at {self.url} refused the credentials (HTTP {response.status_code}); "
                 "pass api_key= / --api-key",
+                url=self.url,
+            )
+        if response.status_code >= 400:
+            raise ServerError(
+                f"{self.url} answered HTTP {response.status_code} to GET /ok, which every LangGraph Server "
+                "serves: is that the server's URL?",
                 url=self.url,
             )
 

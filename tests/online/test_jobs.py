@@ -214,10 +214,11 @@ def test_unfinished_ids_lists_pending_and_running_jobs_without_their_traces(jobs
 
 def test_heartbeat_keeps_a_lease(jobs: JobStore) -> None:
     jobs.add([synthetic_trace("a"), synthetic_trace("b")], sample_rate=None)
-    kept, lapsed = jobs.claim("w1", lease=1.0), jobs.claim("w1", lease=1.0)
-    assert kept is not None and kept.claim is not None and lapsed is not None
-    assert jobs.heartbeat([kept.claim], lease=600) == 1  # renewed; the other is not
-    time.sleep(1.2)  # past the first lease of both
+    kept, lapsed = jobs.claim("w1", lease=60), jobs.claim("w1", lease=60)  # long: no stall of the machine ends them
+    assert kept is not None and kept.claim is not None and lapsed is not None and lapsed.claim is not None
+    assert jobs.heartbeat([kept.claim], lease=600) == 1  # renewed for long
+    assert jobs.heartbeat([lapsed.claim], lease=0.05) == 1  # renewed for a moment only
+    time.sleep(0.1)  # past the short lease (the clock only moves forward), long before the other
     again = jobs.claim("w2", lease=60)
     assert again is not None and again.job_id == "b"  # only the lapsed one moved
     assert jobs.claim("w2", lease=60) is None

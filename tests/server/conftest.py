@@ -24,6 +24,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from ariadne_lc import Trace, TraceStore
+
 REPO = Path(__file__).resolve().parents[2]
 GRAPHS = ("faithful", "unfaithful", "hitl", "polled")
 OFFLINE_ENV = {
@@ -43,6 +45,35 @@ class Server:
     folder: Path
     traces: Path
     """The SQLite trace store the deployment records into."""
+
+
+RECORDING_LIMIT = 60.0
+"""Seconds a test waits for the deployment's recorder to store a finished turn: a guard against a recorder
+that never does, not a measurement."""
+
+
+def finished(trace: Trace) -> bool:
+    """Whether ``trace`` is a whole turn: not paused, every interrupt answered, an answer (or an error)."""
+    done = trace.final_answer is not None or trace.error is not None
+    return done and not trace.interrupted and all(i.answered for i in trace.interrupts)
+
+
+def recorded_turns(store: TraceStore, thread: str, turns: int = 1) -> list[Trace]:
+    """The ``turns`` turns the deployment recorded for ``thread``, oldest first, once each is finished.
+
+    The recorder stores on its background thread, and a human-in-the-loop turn twice: its paused half
+    first, completed in place once the resumed half is joined. A trace that merely exists can be that
+    paused half, so this waits until the turns are finished, up to :data:`RECORDING_LIMIT`.
+    """
+    deadline = time.monotonic() + RECORDING_LIMIT
+    while True:
+        traces = sorted(store.list_traces(thread_id=thread), key=lambda t: t.started_at)
+        if len(traces) >= turns and all(finished(t) for t in traces):
+            return traces
+        if time.monotonic() >= deadline:
+            seen = [(t.trace_id, t.interrupted, [(i.node, i.answered) for i in t.interrupts]) for t in traces]
+            raise AssertionError(f"thread {thread}: {turns} finished turns expected, the store holds {seen}")
+        time.sleep(0.05)  # the store is another process's file: poll it
 
 
 def free_port() -> int:

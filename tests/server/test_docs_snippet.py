@@ -6,13 +6,21 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from langgraph_sdk import get_sync_client
 
 from ariadne_lc import SQLiteResultStore, SQLiteTraceStore
-from tests.server.conftest import OFFLINE_ENV, REPO, free_port, server_env, start_langgraph_dev, stop, wait_until_up
+from tests.server.conftest import (
+    OFFLINE_ENV,
+    REPO,
+    free_port,
+    recorded_turns,
+    server_env,
+    start_langgraph_dev,
+    stop,
+    wait_until_up,
+)
 
 SECTION = "## LangGraph Server"
 
@@ -48,11 +56,7 @@ def test_the_documented_deployment_records_and_audits(tmp_path: Path) -> None:
         finally:
             client.close()
         store = SQLiteTraceStore(tmp_path / "traces.db")
-        for _ in range(600):  # the recorder stores on its background thread
-            if store.list_traces(thread_id=thread):
-                break
-            time.sleep(0.05)
-        (trace,) = store.list_traces(thread_id=thread)
+        (trace,) = recorded_turns(store, thread)
         assert trace.steps and trace.steps[0].checkpoint.thread_id == thread
         args = shlex.split(audit.replace("2024", str(port)))
         assert args[0] == "ariadne-lc"

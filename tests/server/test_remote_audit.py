@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -16,7 +15,7 @@ from ariadne_lc.errors import GraphMismatchError, ServerError, ServerUnavailable
 from ariadne_lc.server import VERDICT_KEY_PREFIX, RemoteAuditor, ServerThreads
 from ariadne_lc.trace import Trace
 from tests.server import deployed
-from tests.server.conftest import API_KEY, Server, free_port
+from tests.server.conftest import API_KEY, Server, free_port, recorded_turns
 
 QUESTION = "How many apples are in 6 boxes of 7?"
 
@@ -53,14 +52,8 @@ def _snapshot(server: Server, thread: str) -> str:
 
 
 def _recorded(server: Server, thread: str, turns: int = 1) -> list[Trace]:
-    """The traces the deployment recorded for ``thread`` (stored on the recorder's background thread)."""
-    store = SQLiteTraceStore(server.traces)
-    for _ in range(600):  # a guard against a recorder that never stores, not a measurement
-        traces = store.list_traces(thread_id=thread)
-        if len(traces) >= turns:
-            return sorted(traces, key=lambda t: t.started_at)
-        time.sleep(0.05)
-    raise AssertionError(f"the deployment recorded {len(traces)} of {turns} traces for thread {thread}")
+    """The finished turns the deployment recorded for ``thread`` (a resumed turn once it is joined)."""
+    return recorded_turns(SQLiteTraceStore(server.traces), thread, turns)
 
 
 def test_faithful_agent_no_violation_and_server_unchanged(langgraph_server: Server) -> None:
@@ -221,11 +214,7 @@ def test_deployment_recording_into_postgres(postgres_recording_server: Server, p
     thread = _ask(postgres_recording_server, "faithful", QUESTION)
     store = PostgresTraceStore(postgres_dsn)
     try:
-        for _ in range(600):  # the recorder stores on its background thread
-            recorded = store.list_traces(thread_id=thread)
-            if recorded:
-                break
-            time.sleep(0.05)
+        recorded = recorded_turns(store, thread)
         (trace,) = recorded
     finally:
         store.close()
