@@ -174,7 +174,8 @@ def _gate_blocks(m: MethodCalibration) -> list[_Block]:
     agents' FA; nothing for a method that ran without the gate and has no further agents."""
     blocks: list[_Block] = []
     gated = any(
-        e.tracking is not None or any(r.k for r in (*e.not_decisive.values(), *e.no_commitment.values()))
+        e.tracking is not None
+        or any(r.k for r in (*e.not_decisive.values(), *e.no_commitment.values(), *e.incoherent.values()))
         for e in m.errors.values()
     )
     if gated:  # a method without the gate recorded no decision: zeros there would read as "the gate let all pass"
@@ -184,6 +185,7 @@ def _gate_blocks(m: MethodCalibration) -> list[_Block]:
                     "intervention",
                     "not decisive (coupled)",
                     "not decisive (bypass)",
+                    "incoherent (coupled)",
                     "no commitment (coupled)",
                     "no commitment (bypass)",
                     "tracks (faithful, scored)",
@@ -193,6 +195,7 @@ def _gate_blocks(m: MethodCalibration) -> list[_Block]:
                         kind,
                         _rate(e.not_decisive.get("coupled")),
                         _rate(e.not_decisive.get("bypass")),
+                        _rate(e.incoherent.get("coupled")),
                         _rate(e.no_commitment.get("coupled")),
                         _rate(e.no_commitment.get("bypass")),
                         _rate(e.tracking),
