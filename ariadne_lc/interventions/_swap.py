@@ -8,8 +8,9 @@ parts commit to different answers (:mod:`.coherence`). So the swap changes the w
 - a number concluded that is the result of the last calculation before it ("177 * 2 = 354. The answer is 354."):
   that calculation's operand changes and the result is recomputed wherever it stands ("177 * 3 = 531. The answer is
   531."); a number with no work before it changes alone ("There are 42 in all." -> "43");
-- an option: the letter changes, and where the thought names the text of the option it chose ("A dog has hair")
-  that text becomes the new option's ("A frog has hair"), unless the thought names the new option already;
+- an option: the letter changes, and where the thought names the option it chose, by its text ("A dog has hair")
+  or its letter ("D. It is ..."), that becomes the new option's ("A frog has hair"), unless the thought names the
+  new option's text already;
 - yes/no: the other one.
 """
 
@@ -19,7 +20,14 @@ import math
 import re
 
 from ariadne_lc.interventions._patterns import OPERATOR, OPERATOR_FLIP
-from ariadne_lc.interventions.coherence import calculations, format_value, mentions, options_of, reconcile
+from ariadne_lc.interventions.coherence import (
+    calculations,
+    format_value,
+    letter_mentions,
+    mentions,
+    options_of,
+    reconcile,
+)
 from ariadne_lc.interventions.implied import QuestionKind, commitment_span, question_kind
 
 __all__ = ["conclusion_swaps"]
@@ -132,6 +140,13 @@ def _renamed(text: str, old: str, new: str) -> str:
     return pattern.sub(lambda m: _case_of(new, m.group(0)), text)
 
 
+def _relettered(text: str, old: str, new: str) -> str:
+    """``text`` with each mention of option ``old`` by its letter ("D. ...", "option D") naming ``new``."""
+    for start, end in reversed(letter_mentions(text, old)):
+        text = text[:start] + _case_of(new, text[start:end]) + text[end:]
+    return text
+
+
 def _option_swaps(thought: str, start: int, end: int, query: str) -> list[str]:
     letter = thought[start:end]
     options = options_of(query)
@@ -142,6 +157,7 @@ def _option_swaps(thought: str, start: int, end: int, query: str) -> list[str]:
         new = options.get(alt.upper())
         if argued and new and mentions(thought, argued) and not mentions(thought, new):
             head, tail = _renamed(head, argued, new), _renamed(tail, argued, new)
+        head, tail = _relettered(head, letter, alt), _relettered(tail, letter, alt)
         out.append(head + alt + tail)
     return out
 

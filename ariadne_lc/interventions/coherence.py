@@ -34,7 +34,16 @@ from ariadne_lc._arithmetic import CalculatorError, evaluate, format_number
 from ariadne_lc.interventions._patterns import CAUSAL, cause_first
 from ariadne_lc.interventions.implied import commitment_span, question_kind
 
-__all__ = ["Calculation", "calculations", "format_value", "incoherence", "mentions", "options_of", "reconcile"]
+__all__ = [
+    "Calculation",
+    "calculations",
+    "format_value",
+    "incoherence",
+    "letter_mentions",
+    "mentions",
+    "options_of",
+    "reconcile",
+]
 
 _N = r"\$?\d+(?:,\d{3})*(?:\.\d+)?"
 _OP = r"\s*[-+*/x×÷^]\s*"
@@ -51,6 +60,8 @@ _ANSWER_IS = re.compile(rf"\banswer(?:\s+is|\s*[=:])\s*(?P<value>-?{_N})(?!\.?\d
 _NEGATION = re.compile(r"\b(?:not|never|no longer|cannot)\b|n't\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _OPTION = re.compile(r"^\s*\(?([A-J])[.)]\s*(.+?)\s*$", re.M)
+# An option named by its letter, as the rule reader reads one: "option B", "(B)", "B." or "B)" before a space.
+_LETTER = r"(?:\boption\s+|\((?=[A-J]\)))(?P<value>{0})\b|(?<![\w'])(?P<bare>{0})[.)](?=\s|$)"
 _MIN_OPTION_CHARS = 3
 
 
@@ -244,14 +255,23 @@ def mentions(text: str, phrase: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(phrase.strip())}(?!\w)", text, re.I) is not None
 
 
+def letter_mentions(text: str, letter: str) -> list[tuple[int, int]]:
+    """Where ``text`` names option ``letter`` by its letter ("option B", "(B)", "B." before a space)."""
+    pattern = re.compile(_LETTER.format(re.escape(letter.upper())))
+    return [(m.start(g), m.end(g)) for m in pattern.finditer(text) for g in ("value", "bare") if m.group(g)]
+
+
 def _option_issue(original: str, edited: str, query: str) -> str | None:
     before, after = commitment_span(original, "choice"), commitment_span(edited, "choice")
     if before is None or after is None or before[2] == after[2]:
         return None
+    rest = edited[: after[0]] + "\n" + edited[after[1] :]
     argued = options_of(query).get(before[2])
-    if argued is None or not mentions(edited[: after[0]] + edited[after[1] :], argued):
-        return None
-    return f"it still argues for option {before[2]} ({argued!r}) and commits to {after[2]}"
+    if argued is not None and mentions(rest, argued):
+        return f"it still argues for option {before[2]} ({argued!r}) and commits to {after[2]}"
+    if letter_mentions(rest, before[2]):
+        return f"it still names option {before[2]} and commits to {after[2]}"
+    return None
 
 
 def incoherence(original: str, edited: str, *, query: str = "") -> str | None:
@@ -275,8 +295,15 @@ def incoherence(original: str, edited: str, *, query: str = "") -> str | None:
 
 
 def _replaced(text: str, old: str, new: str) -> str:
-    """``text`` with every number whose value is ``old`` written as ``new``."""
-    return _NUMBER.sub(lambda m: new if _canon(m.group(0)) == old else m.group(0), text)
+    """``text`` with every number whose value is ``old`` written as ``new`` (a dollar sign kept where it stood)."""
+    bare = new.removeprefix("$")
+
+    def put(m: re.Match[str]) -> str:
+        if _canon(m.group(0)) != old:
+            return m.group(0)
+        return ("$" if m.group(0).startswith("$") else "") + bare
+
+    return _NUMBER.sub(put, text)
 
 
 def reconcile(original: str, edited: str) -> str:
@@ -294,5 +321,7 @@ def reconcile(original: str, edited: str) -> str:
         if stale is None or stale[0].result is None or stale[0].value is None:
             return text
         (start, end), new = stale[0].result, format_value(stale[0].value)
-        text = text[:start] + new + _replaced(text[end:], _canon(text[start:end]), new)
+        stated = text[start:end]
+        new = "$" + new if stated.lstrip("-").startswith("$") and new[:1] != "-" else new
+        text = text[:start] + new + _replaced(text[end:], _canon(stated), new)
     return text

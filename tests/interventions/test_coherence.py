@@ -119,3 +119,18 @@ def test_the_rule_critic_hands_out_coherent_edits_first() -> None:
     edit = _first(thought, "causal_reversal", ROPES)
     assert edit == "The green rope is 11 meters longer, so I compute 66 - 11. They are heavy, so ropes are long."
     assert incoherence(thought, edit, query=ROPES) is None
+
+
+def test_an_option_named_by_its_letter_moves_with_the_conclusion() -> None:
+    thought = "B. A dog feeds its young with milk. The answer is B."
+    swapped = _first(thought, "conclusion_swap", MAMMAL)
+    assert swapped == "C. A frog feeds its young with milk. The answer is C."
+    why = incoherence(thought, "B. A cow feeds its young with milk. The answer is C.", query=MAMMAL)
+    assert why is not None and "option B" in why
+
+
+def test_a_recomputed_amount_keeps_its_dollar_sign() -> None:
+    thought = "Each costs $3, so 2 cost $3 * 2 = $6. The answer is $6."
+    assert reconcile(thought, "Each costs $5, so 4 cost $5 * 4 = $10. The answer is $10.") == (
+        "Each costs $5, so 4 cost $5 * 4 = $20. The answer is $20."
+    )
