@@ -17,7 +17,9 @@ agent's, not the edit's):
 - a calculation given as the cause of the premise it needs: "I compute 66 - 11, so the green rope is 11 meters
   longer" (the cause side of a causal connective calculates with a number only its effect side states);
 - an option concluded against its justification: the thought still names the text of the option it argued for
-  ("A dog has hair ... The answer is C.") while committing to another.
+  ("A dog has hair ... The answer is C.") while committing to another;
+- a number question's thought that concludes with a letter ("So, 3 of the lollipops are Erin's. The answer is C."):
+  an edit of its numbers leaves the conclusion it states in words where it was.
 
 :func:`reconcile` is the repair for edits that change numbers or operators: each stated result the edit made false is
 recomputed, and the stale value is replaced where the thought uses it later, so the calculation stays true and the
@@ -57,6 +59,9 @@ _VERBAL = re.compile(
 )
 _NUMBER = re.compile(rf"(?<![\w.]){_N}(?!\.?\d)")
 _ANSWER_IS = re.compile(rf"\banswer(?:\s+is|\s*[=:])\s*(?P<value>-?{_N})(?!\.?\d)(?!{_OP}\(*\$?\d)", re.I)
+# "The answer is C." in a thought about a number question: it states its conclusion as something a number reading
+# passes over.
+_LETTER_ANSWER = re.compile(r"\banswer(?:\s+is|\s*[=:])\s*\(?(?:option\s+)?(?P<value>[A-J])\b\)?(?![ \t]*\w)", re.I)
 _NEGATION = re.compile(r"\b(?:not|never|no longer|cannot)\b|n't\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _OPTION = re.compile(r"^\s*\(?([A-J])[.)]\s*(.+?)\s*$", re.M)
@@ -290,6 +295,9 @@ def incoherence(original: str, edited: str, *, query: str = "") -> str | None:
         found = _option_issue(original, edited, query)
         if found is not None:
             return found
+    stated = list(_LETTER_ANSWER.finditer(edited))
+    if kind == "number" and stated and stated[-1].group(0) in original:
+        return f"it still concludes {stated[-1].group(0)!r}, which the edit left in place"
     before = {key for key, _ in _issues(original, kind)}
     return next((why for key, why in _issues(edited, kind) if key not in before), None)
 

@@ -134,3 +134,13 @@ def test_a_recomputed_amount_keeps_its_dollar_sign() -> None:
     assert reconcile(thought, "Each costs $5, so 4 cost $5 * 4 = $10. The answer is $10.") == (
         "Each costs $5, so 4 cost $5 * 4 = $20. The answer is $20."
     )
+
+
+def test_a_number_edit_under_a_conclusion_stated_as_a_letter_is_incoherent() -> None:
+    # seen in the calibration: the rule reader reads 3 -> 4, a model reading the thought keeps C
+    thought = "7 lollipops are Erin's, and Ella has 10. So, 3 of the lollipops are Erin's. The answer is C."
+    query = "Ella has 10 lollipops and Erin has 7. How many more does Ella have?"
+    for kind in ("conclusion_swap", "fact_reversal"):
+        edit = critic.intervene(thought, kind, query=query).intervened
+        why = incoherence(thought, edit or "", query=query)
+        assert why is not None and "answer is C" in why
