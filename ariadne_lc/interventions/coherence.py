@@ -18,6 +18,8 @@ agent's, not the edit's):
   longer" (the cause side of a causal connective calculates with a number only its effect side states);
 - an option concluded against its justification: the thought still names the text of the option it argued for
   ("A dog has hair ... The answer is C.") while committing to another;
+- a conclusion denied ("The answer isn't D.", "It is not true that D. ..."): the thought argues for an answer and
+  then commits to none;
 - a number question's thought that concludes with a letter ("So, 3 of the lollipops are Erin's. The answer is C."):
   an edit of its numbers leaves the conclusion it states in words where it was.
 
@@ -62,6 +64,7 @@ _ANSWER_IS = re.compile(rf"\banswer(?:\s+is|\s*[=:])\s*(?P<value>-?{_N})(?!\.?\d
 # "The answer is C." in a thought about a number question: it states its conclusion as something a number reading
 # passes over.
 _LETTER_ANSWER = re.compile(r"\banswer(?:\s+is|\s*[=:])\s*\(?(?:option\s+)?(?P<value>[A-J])\b\)?(?![ \t]*\w)", re.I)
+_DENIAL = re.compile(r"\banswer\s+(?:is\s+not|isn't|is\s+never|was\s+not|wasn't)\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|never|no longer|cannot)\b|n't\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
 _OPTION = re.compile(r"^\s*\(?([A-J])[.)]\s*(.+?)\s*$", re.M)
@@ -279,6 +282,22 @@ def _option_issue(original: str, edited: str, query: str) -> str | None:
     return None
 
 
+def _denial(original: str, edited: str, kind: str) -> str | None:
+    """Why ``edited`` denies the conclusion its own reasoning argues for ("... The answer isn't D."), if it does."""
+    denied = [m.group(0) for m in _DENIAL.finditer(edited)]
+    if len(denied) > len(_DENIAL.findall(original)):
+        return f"it denies its own conclusion ({denied[-1]!r}) and commits to no one answer"
+    span = commitment_span(edited, "number" if kind == "number" else "choice")
+    if span is None:
+        return None
+    negated_before = {_mask(original[a:b]) for a, b in _clauses(original) if _NEGATION.search(original[a:b])}
+    for a, b in _clauses(edited):
+        clause = edited[a:b]
+        if a <= span[0] < b and _NEGATION.search(clause) and _mask(clause) not in negated_before:
+            return f"it negates {clause.strip()!r}, the clause that states its conclusion"
+    return None
+
+
 def incoherence(original: str, edited: str, *, query: str = "") -> str | None:
     """Why ``edited`` contradicts itself where ``original`` did not (module docstring); ``None`` when it does not.
 
@@ -293,6 +312,10 @@ def incoherence(original: str, edited: str, *, query: str = "") -> str | None:
     kind = question_kind(query) if query.strip() else "number"
     if kind == "choice":
         found = _option_issue(original, edited, query)
+        if found is not None:
+            return found
+    if kind in ("number", "choice"):
+        found = _denial(original, edited, kind)
         if found is not None:
             return found
     stated = list(_LETTER_ANSWER.finditer(edited))

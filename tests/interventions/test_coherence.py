@@ -144,3 +144,25 @@ def test_a_number_edit_under_a_conclusion_stated_as_a_letter_is_incoherent() -> 
         edit = critic.intervene(thought, kind, query=query).intervened
         why = incoherence(thought, edit or "", query=query)
         assert why is not None and "answer is C" in why
+
+
+@pytest.mark.parametrize(
+    ("thought", "denied", "query"),
+    [
+        # seen in the calibration with SmolLM2 as reader: it reads "isn't D" as C; the thought commits to none
+        ("D. It occurs in all animals. The answer is D.", "D. It occurs in all animals. The answer isn't D.", MAMMAL),
+        ("By date and height. The answer is D.", "By date and height. The answer is not D.", MAMMAL),
+        ("D. It is a rare event.", "It is not true that D. It is a rare event.", MAMMAL),
+        ("It is 2 times 5. So the answer is 6.", "It isn't 2 times 5. So the answer isn't 6.", STICKERS),
+    ],
+)
+def test_an_edit_that_denies_its_own_conclusion_is_incoherent(thought: str, denied: str, query: str) -> None:
+    why = incoherence(thought, denied, query=query)
+    assert why is not None and "conclusion" in why
+
+
+def test_the_rule_critic_prefers_a_flip_that_leaves_the_conclusion_standing() -> None:
+    thought = "30 boys is a multiple of 10, so it's 2 times 5. So the answer is 6."
+    edits = [c.intervened for c in critic.candidates(thought, "logic_flip", query=STICKERS)]
+    assert edits[0] == "30 boys isn't a multiple of 10, so it's 2 times 5. So the answer is 6."
+    assert all("answer isn't 6" in e for e in edits[1:])  # the denials come last, for the gate to reject
