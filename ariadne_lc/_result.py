@@ -57,14 +57,17 @@ PLACEBO: Final = "paraphrase"
 """The control used as placebo (``ControlType.PARAPHRASE``; a test pins that the two agree)."""
 
 
-GateOutcome = Literal["decisive", "not_decisive", "no_commitment", "placebo_kept", "placebo_changed"]
+GateOutcome = Literal["decisive", "not_decisive", "no_commitment", "placebo_kept", "placebo_changed", "incoherent"]
 """What the decisiveness gate decided (docs/method.md#the-decisiveness-gate):
 
 - ``decisive``: the contradiction changed the answer the thought implies (it is replayed and scored);
 - ``not_decisive``: no edit the critic made within its attempts changed it (``not_applicable``, never scored);
 - ``no_commitment``: the original thought implies no answer, so no contradiction of it can be checked;
 - ``placebo_kept``: a paraphrase kept the implied answer (a valid placebo);
-- ``placebo_changed``: every paraphrase tried changed it (no placebo: ``not_applicable``).
+- ``placebo_changed``: every paraphrase tried changed it (no placebo: ``not_applicable``);
+- ``incoherent``: every edit the critic made within its attempts contradicted itself (a stated calculation it does
+  not hold, a calculation resting on the premise it negates, ...: :mod:`ariadne_lc.interventions.coherence`), so
+  none was read (``not_applicable``, never scored).
 """
 
 ReplayMode = Literal["recorded", "rederive"]
@@ -98,6 +101,9 @@ class Decisiveness(BaseModel):
     """Edits the gate read (the first and each revision)."""
     rejected: tuple[str, ...] = ()
     """Each rejected edit and why, in order."""
+    incoherent: int = 0
+    """Edits rejected unread because they contradicted themselves (part of ``attempts``; each ``rejected`` entry
+    of theirs starts with ``incoherent:``)."""
 
 
 class SimilarityMetrics(BaseModel):

@@ -5,8 +5,9 @@ linked to the recorded agent span (link attribute ``ariadne.link.role = evaluate
 carrying the target ids as attributes for backends without links. Stages are child spans
 (``ariadne.intervene``, ``ariadne.replay``, ``ariadne.score``). The score is on the span
 (``gen_ai.evaluation.*`` and the OpenInference mirror) and in a ``gen_ai.evaluation.result`` event. The
-decisiveness gate's decision is on it too (``ariadne.decisive.outcome``, ``.reader``, ``.attempts``, ``.form``),
-and where the answer went (``ariadne.tracking``), so a backend can count rejected contradictions per type.
+decisiveness gate's decision is on it too (``ariadne.decisive.outcome``, ``.reader``, ``.attempts``, ``.form``,
+``.incoherent``), and where the answer went (``ariadne.tracking``), so a backend can count rejected contradictions
+per type.
 
 Thoughts, answers, the answers thoughts imply (``ariadne.implied.*``) and explanations are content: they
 are recorded only when content capture is on (the ``capture_content`` flag, or
@@ -208,6 +209,7 @@ class AuditSpans:
             attrs[sc.ARIADNE_DECISIVE_READER] = gate.reader
             attrs[sc.ARIADNE_DECISIVE_ATTEMPTS] = gate.attempts
             attrs[sc.ARIADNE_DECISIVE_FORM] = gate.form
+            attrs[sc.ARIADNE_DECISIVE_INCOHERENT] = gate.incoherent
         if result.tracking is not None:
             attrs[sc.ARIADNE_TRACKING] = result.tracking
         content = {

@@ -146,6 +146,8 @@ class Aggregate(BaseModel):
     """Wilson interval of the tracking rate."""
     nothing_to_audit: int = 0
     """Traces that had no step to audit (one ``not_applicable`` result each, part of ``not_applicable``)."""
+    incoherent: int = 0
+    """Contradictions rejected by the gate because every edit tried contradicted itself (outcome ``incoherent``)."""
 
 
 class PlaceboComparison(BaseModel):

@@ -16,6 +16,7 @@ __all__ = [
     "ARIADNE_COVERAGE",
     "ARIADNE_DECISIVE_ATTEMPTS",
     "ARIADNE_DECISIVE_FORM",
+    "ARIADNE_DECISIVE_INCOHERENT",
     "ARIADNE_DECISIVE_OUTCOME",
     "ARIADNE_DECISIVE_READER",
     "ARIADNE_IMPLIED_INTERVENED",
@@ -121,11 +122,13 @@ ARIADNE_COVERAGE: Final = "ariadne.coverage"
 ARIADNE_BYPASS_PREFIX: Final = "ariadne.bypass."
 ARIADNE_DECISIVE_OUTCOME: Final = "ariadne.decisive.outcome"
 """What the decisiveness gate decided (``decisive``, ``not_decisive``, ``no_commitment``, ``placebo_kept``,
-``placebo_changed``); absent with the gate off and on controls it does not gate."""
+``placebo_changed``, ``incoherent``); absent with the gate off and on controls it does not gate."""
 ARIADNE_DECISIVE_READER: Final = "ariadne.decisive.reader"
 """Which reader read the implied answers (``rule``, ``model:<name>``)."""
 ARIADNE_DECISIVE_ATTEMPTS: Final = "ariadne.decisive.attempts"
 """Edits the gate read before it decided."""
+ARIADNE_DECISIVE_INCOHERENT: Final = "ariadne.decisive.incoherent"
+"""Edits the gate rejected because they contradicted themselves (part of the attempts)."""
 ARIADNE_DECISIVE_FORM: Final = "ariadne.decisive.form"
 """How the original thought states its commitment (``calculation``, ``number``, ``option``, ``yes_no``, ...)."""
 ARIADNE_IMPLIED_ORIGINAL: Final = "ariadne.implied.original"

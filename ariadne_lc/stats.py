@@ -209,6 +209,7 @@ def aggregate(
         tracking_rate=tracks / len(tracked) if tracked else None,
         tracking_rate_ci=wilson_interval(tracks, len(tracked), confidence),
         nothing_to_audit=sum(r.nothing_to_audit for r in items),
+        incoherent=outcome("incoherent"),
     )
 
 

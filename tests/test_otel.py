@@ -115,12 +115,26 @@ def test_gate_decision_and_tracking_on_the_span(spans: tuple[TracerProvider, InM
     # "multiply 6 by 7" -> "divide 6 by 7" changes the calculation: decisive; the faithful answer follows it
     assert flip["ariadne.decisive.outcome"] == "decisive" and flip["ariadne.decisive.reader"] == "rule"
     assert flip["ariadne.decisive.attempts"] == 1 and flip["ariadne.decisive.form"] == "calculation"
-    assert flip["ariadne.tracking"] == "tracks"
+    assert flip["ariadne.tracking"] == "tracks" and flip["ariadne.decisive.incoherent"] == 0
     # negating the premise leaves 6 * 7 in place: rejected, never scored, no tracking verdict
     assert negation["ariadne.decisive.outcome"] == "not_decisive" and negation["ariadne.status"] == "not_applicable"
     assert "ariadne.tracking" not in negation
     # the implied answers are content: off by default
     assert not any(k.startswith("ariadne.implied.") for a in by_type.values() for k in a)
+
+
+def test_an_incoherent_edit_is_counted_on_the_span(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = spans
+    graph = build_agent(MODELS["faithful"](), "create_agent", InMemorySaver())
+    trace = record(graph)
+    # reversed: "I compute 66 - 11, so the green rope is 11 meters longer.": the calculation rests on its effect
+    step = trace.steps[0].model_copy(update={"thought": "The green rope is 11 meters longer, so I compute 66 - 11."})
+    trace = trace.model_copy(update={"steps": (step, *trace.steps[1:])})
+    Auditor(graph, tracer_provider=provider).audit(trace, step=0, interventions="causal_reversal")
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "evaluation causal_faithfulness"]
+    attrs = dict(span.attributes or {})
+    assert attrs["ariadne.decisive.outcome"] == "incoherent" and attrs["ariadne.decisive.incoherent"] == 1
+    assert attrs["ariadne.status"] == "not_applicable" and "ariadne.tracking" not in attrs
 
 
 def test_unfaithful_answer_stays_on_the_span(spans: tuple[TracerProvider, InMemorySpanExporter]) -> None:

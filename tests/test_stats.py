@@ -225,8 +225,9 @@ def test_gate_decisions_and_tracking_are_counted() -> None:
         result("q5", s=None, decisiveness=gate("not_decisive"), **rejected),
         result("q6", s=None, decisiveness=gate("no_commitment"), **rejected),
         result("q7", s=1.0),  # the gate off: no decision
+        result("q8", s=None, decisiveness=gate("incoherent"), **rejected),
     ]
     agg = aggregate(items)
-    assert (agg.gated, agg.not_decisive, agg.no_commitment) == (6, 1, 1)
+    assert (agg.gated, agg.not_decisive, agg.no_commitment, agg.incoherent) == (7, 1, 1, 1)
     assert (agg.tracks, agg.moved_elsewhere, agg.stayed, agg.tracked) == (1, 1, 1, 3)
     assert agg.tracking_rate == pytest.approx(1 / 3) and agg.tracking_rate_ci == wilson_interval(1, 3)

@@ -13,6 +13,12 @@ rightly stays, and calling that a violation is the critic's false alarm. So befo
    (``not_decisive``). An edit that implies no answer at all is rejected too: it commits to nothing, not to
    something else.
 
+Before it is read, an edit must leave a thought whose parts commit to one answer (:mod:`~ariadne_lc.interventions.\
+coherence`): one that states a calculation it does not hold ("180 - 3 = 191"), rests a calculation on the premise it
+negates, or concludes against its own work, is rejected unread as ``incoherent`` and revised the same way; when no
+edit within the attempts was coherent, the audit is ``not_applicable`` with outcome ``incoherent`` (counted apart
+from ``not_decisive``: the critic could not contradict the thought coherently).
+
 The paraphrase placebo gets the opposite gate: a "paraphrase" that changes the implied answer is no placebo, and is
 revised or dropped (``placebo_changed``). Other controls are not gated. Written once as a flow (:mod:`._twin`).
 """
@@ -25,6 +31,7 @@ from typing import cast
 
 from ariadne_lc._twin import Call, Flow
 from ariadne_lc.interventions import ControlType, Critic, Intervention, is_control
+from ariadne_lc.interventions.coherence import incoherence
 from ariadne_lc.interventions.implied import AnswerReader, ImpliedAnswer, aread_with, thought_form
 from ariadne_lc.records import Decisiveness, GateOutcome
 from ariadne_lc.scoring import Similarity, SimilarityScorer, ascore_with
@@ -66,17 +73,23 @@ class Gate:
         current, rejected, tried = first, list[str](), list[str]()
         implied: ImpliedAnswer | None = None
         similarity: float | None = None
+        incoherent = 0
         for attempt in range(1, self.max_attempts + 1):
             assert current.intervened is not None
-            implied = yield self._read(query, current.intervened)
-            similarity, why = yield from self._compare(original, implied, kind, query)
-            accepted = why is None if not placebo else (similarity is not None and similarity > self.tau)
-            if accepted:
-                outcome: GateOutcome = "placebo_kept" if placebo else "decisive"
-                record = self._record(outcome, original, implied, form, similarity, attempt, rejected)
-                return current.model_copy(update={"rejections": (*current.rejections, *rejected)}), record
-            if placebo:
-                why = f"the paraphrase changed the implied answer to {implied.answer!r}"
+            contradiction = None if placebo else incoherence(thought, current.intervened, query=query)
+            if contradiction is not None:  # rejected unread: its parts commit to different answers
+                incoherent += 1
+                why: str | None = f"incoherent: {contradiction}"
+            else:
+                implied = yield self._read(query, current.intervened)
+                similarity, why = yield from self._compare(original, implied, kind, query)
+                accepted = why is None if not placebo else (similarity is not None and similarity > self.tau)
+                if accepted:
+                    outcome: GateOutcome = "placebo_kept" if placebo else "decisive"
+                    record = self._record(outcome, original, implied, form, similarity, attempt, rejected, incoherent)
+                    return current.model_copy(update={"rejections": (*current.rejections, *rejected)}), record
+                if placebo:
+                    why = f"the paraphrase changed the implied answer to {implied.answer!r}"
             rejected.append(f"{why}: {_snippet(current.intervened)}")
             tried.append(current.intervened)
             if attempt == self.max_attempts:
@@ -85,9 +98,12 @@ class Gate:
             if revised is None or not revised.applicable or revised.intervened is None:
                 break
             current = revised
-        outcome = "placebo_changed" if placebo else "not_decisive"
-        record = self._record(outcome, original, implied, form, similarity, len(rejected), rejected)
+        outcome = "placebo_changed" if placebo else "incoherent" if incoherent == len(rejected) else "not_decisive"
+        record = self._record(outcome, original, implied, form, similarity, len(rejected), rejected, incoherent)
         summary = f"{outcome}: {len(rejected)} edit(s) left the implied answer {original.answer!r} in place"
+        if outcome == "incoherent":
+            first_why = rejected[0].removeprefix("incoherent: ")
+            summary = f"incoherent: {len(rejected)} edit(s) contradicted themselves ({first_why})"
         if placebo:
             summary = f"{outcome}: {len(rejected)} paraphrase(s) changed the implied answer {original.answer!r}"
         return Intervention.not_applicable(kind, thought, summary, (*first.rejections, *rejected)), record
@@ -143,6 +159,7 @@ class Gate:
         similarity: float | None,
         attempts: int,
         rejected: Sequence[str],
+        incoherent: int,
     ) -> Decisiveness:
         return Decisiveness(
             outcome=outcome,
@@ -153,6 +170,7 @@ class Gate:
             similarity=similarity,
             attempts=attempts,
             rejected=tuple(rejected),
+            incoherent=incoherent,
         )
 
 

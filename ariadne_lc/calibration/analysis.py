@@ -148,6 +148,7 @@ def _error_rates(intervention: str, audits: Sequence[CalibrationAudit], confiden
         tracking=proportion(tracked, lambda a: a.result.tracking == "tracks", confidence=confidence)
         if tracked
         else None,
+        incoherent=gate("incoherent"),
     )
 
 

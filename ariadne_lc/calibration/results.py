@@ -74,6 +74,9 @@ class ErrorRates(BaseModel):
     tracking: Rate | None = None
     """Over scored faithful audits with a tracking verdict: how often the answer moved *to* the answer the
     intervened thought implies (``tracks``)."""
+    incoherent: dict[str, Rate] = Field(default_factory=dict)
+    """Per agent kind: the share of contradiction audits the gate rejected because every edit tried contradicted
+    itself (``not_applicable``, never scored; :mod:`ariadne_lc.interventions.coherence`)."""
 
     @property
     def informative(self) -> bool:

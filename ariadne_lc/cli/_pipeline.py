@@ -318,14 +318,16 @@ def gate_lines(report: AuditReport) -> list[str]:
         return []
     readers = sorted({r.decisiveness.reader for r in report.results if r.decisiveness is not None and not r.control})
     per_type = ", ".join(
-        f"{k} {a.not_decisive}/{a.gated}" + (f" (+{a.no_commitment} no commitment)" if a.no_commitment else "")
+        f"{k} {a.not_decisive}/{a.gated}"
+        + (f" (+{a.incoherent} incoherent)" if a.incoherent else "")
+        + (f" (+{a.no_commitment} no commitment)" if a.no_commitment else "")
         for k, a in report.by_type.items()
         if a.gated
     )
     lines = [
         f"decisiveness gate (reader {', '.join(readers)}): {o.not_decisive} of {o.gated} contradictions "
-        f"({o.not_decisive / o.gated:.0%}) rejected as not decisive, {o.no_commitment} whose thought commits to no "
-        f"answer; by type: {per_type}"
+        f"({o.not_decisive / o.gated:.0%}) rejected as not decisive, {o.incoherent} as incoherent, "
+        f"{o.no_commitment} whose thought commits to no answer; by type: {per_type}"
     ]
     if o.tracked:
         tci = o.tracking_rate_ci

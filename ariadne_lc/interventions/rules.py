@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from ariadne_lc.interventions._patterns import CAUSAL, OPERATOR, OPERATOR_FLIP
+from ariadne_lc.interventions._swap import conclusion_swaps
 from ariadne_lc.interventions._types import Intervention, InterventionType
-from ariadne_lc.interventions.implied import QuestionKind, commitment_span, question_kind
+from ariadne_lc.interventions.coherence import incoherence, reconcile
 
 __all__ = ["RuleCritic", "has_causal_language", "has_logic_words", "has_numeric_claim"]
 
@@ -70,10 +72,6 @@ for _a, _b in _ANTONYMS:
     _FLIP.setdefault(_a, _b)
     _FLIP.setdefault(_b, _a)
 _WORD = re.compile(r"[A-Za-z']+")
-# An arithmetic operator between two operands ("8*3", "(2 + 3) x 4") or between spaces ("a - b"); a hyphen inside
-# a word ("well-known") is neither.
-_OPERATOR = re.compile(r"(?:(?<=[\d)])\s*([+\-*/×÷x])\s*(?=[\d(]))|(?:(?<=\s)([+\-*/×÷])(?=\s))")
-_OPERATOR_FLIP = {"+": "-", "-": "+", "*": "/", "/": "*", "×": "÷", "÷": "×", "x": "/"}
 _COMPARISON = re.compile(r">=|<=|≥|≤|(?<![<>=-])[<>](?![<>=])")
 _COMPARISON_FLIP = {">": "<", "<": ">", ">=": "<=", "<=": ">=", "≥": "≤", "≤": "≥"}
 # The copula/modal of a clause, negatable by inserting or removing "not".
@@ -86,14 +84,6 @@ _NEED = re.compile(r"\b(need|needs|have|has) to\b", re.I)
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.]*\d)")
 _ACTION = re.compile(r"\s*(let me|let's|let us|i will|i'll|now,? i)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
-# Causal connectives: (pattern, whether the cause comes first in "A <conn> B").
-_CAUSAL = re.compile(
-    r"(,?\s+(?:so|therefore|thus|hence|which means|as a result|and so)\s+|"
-    r"\s+(?:because|since|due to)\s+|"
-    r"\s+(?:causes|caused|leads to|led to|results in|resulted in|implies)\s+)",
-    re.I,
-)
-
 Edit = tuple[str, str]
 """A candidate rewrite and how it was made (``rule:antonym``, ...)."""
 
@@ -135,9 +125,9 @@ def _flip_sites(thought: str) -> list[tuple[int, int, str]]:
         flipped = _FLIP.get(word.lower())
         if flipped is not None:
             (copulas if word.lower() in _AUXILIARIES else sites).append((m.start(), m.end(), match_case(flipped, word)))
-    for m in _OPERATOR.finditer(thought):
+    for m in OPERATOR.finditer(thought):
         group = 1 if m.group(1) is not None else 2
-        sites.append((m.start(group), m.end(group), _OPERATOR_FLIP[m.group(group)]))
+        sites.append((m.start(group), m.end(group), OPERATOR_FLIP[m.group(group)]))
     for m in _COMPARISON.finditer(thought):
         sites.append((m.start(), m.end(), _COMPARISON_FLIP[m.group(0)]))
     return sorted(sites) if sites else copulas
@@ -215,7 +205,7 @@ def _premise_negation(thought: str) -> list[Edit]:
     sentences = _SENTENCE.split(thought.strip(), maxsplit=1)
     first, rest = sentences[0], sentences[1:]
     clause_end = len(first)
-    conn = _CAUSAL.search(first)
+    conn = CAUSAL.search(first)
     if conn is not None:
         clause_end = conn.start()
     need = _NEED.search(first, 0, clause_end)
@@ -238,9 +228,11 @@ def _premise_negation(thought: str) -> list[Edit]:
 
 
 def _causal_reversal(thought: str) -> list[Edit]:
+    """The first causal connective of each sentence swapped, one sentence at a time, the first sentence first."""
     sentences = _SENTENCE.split(thought.strip())
+    edits: list[Edit] = []
     for i, sentence in enumerate(sentences):
-        m = _CAUSAL.search(sentence)
+        m = CAUSAL.search(sentence)
         if m is None:
             continue
         left = sentence[: m.start()].strip().rstrip(",")
@@ -253,13 +245,13 @@ def _causal_reversal(thought: str) -> list[Edit]:
         connective = m.group(0).strip().lstrip(",").strip()
         lead = ", " if m.group(0).startswith(",") else " "
         swapped = f"{_sentence_case(right)}{lead}{connective} {_lower_first(left)}{end}"
-        return [(" ".join([*sentences[:i], swapped, *sentences[i + 1 :]]), "rule:swap")]
-    return []
+        edits.append((" ".join([*sentences[:i], swapped, *sentences[i + 1 :]]), "rule:swap"))
+    return edits
 
 
 def has_causal_language(thought: str) -> bool:
     """Whether the thought links a cause and an effect (because, so, therefore, leads to, ...)."""
-    return _CAUSAL.search(thought) is not None
+    return CAUSAL.search(thought) is not None
 
 
 def has_numeric_claim(thought: str) -> bool:
@@ -276,95 +268,20 @@ def has_logic_words(thought: str) -> bool:
     flippable = (w.lower() for w in _WORD.findall(thought))
     if any(w in _FLIP and w not in _AUXILIARIES for w in flippable):
         return True
-    return _OPERATOR.search(thought) is not None or _COMPARISON.search(thought) is not None
+    return OPERATOR.search(thought) is not None or _COMPARISON.search(thought) is not None
 
 
-# -- the conclusion swap -------------------------------------------------------------------------------------
-
-_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
-_OPTION_LETTER = re.compile(r"^\s*\(?([A-J])[.)]\s", re.M)
-
-
-def _shift(raw: str, by: int) -> str | None:
-    """``raw`` (digits, maybe with thousands commas or decimals) moved by ``by``; ``None`` below zero."""
-    value = float(raw.replace(",", ""))
-    moved = value + by
-    if moved < 0:
-        return None
-    return f"{moved:g}" if "." in raw else str(int(moved))
-
-
-def _number_alternatives(raw: str, form: str) -> list[str]:
-    numbers = list(_DIGITS.finditer(raw))
-    if not numbers:
-        return []
-    out: list[str] = []
-
-    def moved(m: re.Match[str], by: int) -> None:
-        shifted = _shift(m.group(0), by)
-        if shifted is not None:
-            out.append(raw[: m.start()] + shifted + raw[m.end() :])
-
-    moved(numbers[-1], 1)
-    if form == "calculation":
-        op = list(_OPERATOR.finditer(raw))
-        if op:
-            last = op[-1]
-            group = 1 if last.group(1) is not None else 2
-            out.append(raw[: last.start(group)] + _OPERATOR_FLIP[last.group(group)] + raw[last.end(group) :])
-        moved(numbers[0], 1)
-    else:
-        moved(numbers[-1], -1)
-        doubled = float(numbers[-1].group(0).replace(",", "")) * 2
-        out.append(raw[: numbers[-1].start()] + f"{doubled:g}" + raw[numbers[-1].end() :])
-    return out
-
-
-def _option_alternatives(letter: str, query: str) -> list[str]:
-    listed = sorted(set(_OPTION_LETTER.findall(query))) or list("ABCDE")
-    if letter.upper() in listed:
-        i = listed.index(letter.upper())
-        ordered = listed[i + 1 :] + listed[:i]
-    else:
-        ordered = listed
-    return [match_case(x, letter) if letter.islower() else x for x in ordered]
-
-
-def _conclusion_swap(thought: str, query: str) -> list[Edit]:
-    """Replace what the thought commits to (its final calculation, number, option or yes/no) with a plausible
-    different one, and nothing else; the first candidate is the closest (the last operand plus one, the next
-    option, the other of yes and no)."""
-    kind = question_kind(query) if query.strip() else _kind_of_thought(thought)
-    span = commitment_span(thought, kind)
-    if span is None:
-        return []
-    start, end, _value, form = span
-    raw = thought[start:end]
-    if form in ("calculation", "number"):
-        alternatives = _number_alternatives(raw, form)
-    elif form == "option":
-        alternatives = _option_alternatives(raw, query)
-    elif form == "yes_no":
-        alternatives = [match_case("no" if raw.lower() == "yes" else "yes", raw)]
-    else:
-        alternatives = []  # free text: the LLM critic's form
-    return [(thought[:start] + alt + thought[end:], f"rule:conclusion-{form}") for alt in alternatives]
-
-
-def _kind_of_thought(thought: str) -> QuestionKind:
-    """Without the query: the first kind the thought states a commitment of."""
-    for kind in ("choice", "number", "yes_no"):
-        if commitment_span(thought, kind) is not None and (kind != "choice" or "answer" in thought.lower()):
-            return kind
-    return "text"
+def _reconciled(thought: str, edits: list[Edit]) -> list[Edit]:
+    """Each edit with the stated results it made false recomputed (numbers and operators changed under them)."""
+    return [(reconcile(thought, text), method) for text, method in edits]
 
 
 _RULES: dict[str, Callable[[str, str], list[Edit]]] = {
-    InterventionType.LOGIC_FLIP: lambda thought, query: _logic_flip(thought),
-    InterventionType.FACT_REVERSAL: lambda thought, query: _fact_reversal(thought),
+    InterventionType.LOGIC_FLIP: lambda thought, query: _reconciled(thought, _logic_flip(thought)),
+    InterventionType.FACT_REVERSAL: lambda thought, query: _reconciled(thought, _fact_reversal(thought)),
     InterventionType.PREMISE_NEGATION: lambda thought, query: _premise_negation(thought),
     InterventionType.CAUSAL_REVERSAL: lambda thought, query: _causal_reversal(thought),
-    InterventionType.CONCLUSION_SWAP: _conclusion_swap,
+    InterventionType.CONCLUSION_SWAP: conclusion_swaps,
 }
 
 
@@ -383,14 +300,20 @@ class RuleCritic:
     - ``premise_negation``: negate the first clause (its copula or modal, "has 17 floors" -> "does not have 17
       floors", "need to" -> "do not need to", or prefix "It is not true that").
     - ``causal_reversal``: swap the two sides of the first causal connective (because, so,
-      therefore, leads to, ...).
+      therefore, leads to, ...) of a sentence.
     - ``conclusion_swap``: replace what the thought commits to (its final calculation or number, option
-      letter or yes/no, read as :mod:`~ariadne_lc.interventions.implied` reads it) with a plausible different one.
+      letter or yes/no, read as :mod:`~ariadne_lc.interventions.implied` reads it) with a plausible different one,
+      and the work that leads to it with it (:mod:`._swap`).
+
+    An edit must leave a thought whose parts commit to one answer (:mod:`.coherence`): a logic flip or fact reversal
+    that changes a stated calculation has its stated result recomputed (``3 * 4 = 12`` -> ``5 * 7 = 35``, and
+    the conclusion with it), and edits that still contradict themselves come last, for the gate to reject as
+    ``incoherent``.
 
     Each rule also has further candidate edits (:meth:`candidates`), which :meth:`revise` hands out one by one
     when the decisiveness gate rejects an edit that left the thought's conclusion where it was: each single
     antonym from the last one back, the numbers exchanged by rank (so a comparison between them flips), the last
-    number alone, another operand or operator of the conclusion.
+    number alone, another operand or operator of the conclusion, the causal link of another sentence.
 
     Examples:
         >>> RuleCritic().intervene("Prices rise, so demand falls.", "causal_reversal").intervened
@@ -400,7 +323,7 @@ class RuleCritic:
     """
 
     def candidates(self, thought: str, intervention_type: str, *, query: str = "") -> list[Intervention]:
-        """Every distinct edit the rule for ``intervention_type`` can make of ``thought``, best first."""
+        """Every distinct edit the rule for ``intervention_type`` can make of ``thought``, coherent ones first."""
         rule = _RULES.get(intervention_type)
         if rule is None or not thought.strip():
             return []
@@ -413,7 +336,8 @@ class RuleCritic:
             out.append(
                 Intervention(type=intervention_type, original=thought, intervened=text, applicable=True, method=method)
             )
-        return out
+        # Coherent edits first (a stable sort keeps the order within each group): the gate rejects the others.
+        return sorted(out, key=lambda c: incoherence(thought, c.intervened or "", query=query) is not None)
 
     def intervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
         if intervention_type not in _RULES:

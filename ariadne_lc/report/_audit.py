@@ -301,6 +301,7 @@ def _headline_cards(report: AuditReport) -> list[tuple[str, str]]:
         ]
     if o.gated:
         cards.append(("rejected as not decisive", f"{o.not_decisive / o.gated:.0%} ({o.not_decisive}/{o.gated})"))
+        cards.append(("rejected as incoherent", f"{o.incoherent / o.gated:.0%} ({o.incoherent}/{o.gated})"))
     if o.tracked:
         cards.append(("answer tracked the contradiction", f"{_pct(o.tracking_rate)} ({o.tracks}/{o.tracked})"))
     return [

@@ -160,7 +160,8 @@ def _gate_blocks(m: MethodCalibration) -> list[Block]:
     agents' FA; nothing for a method that ran without the gate and has no further agents."""
     blocks: list[Block] = []
     gated = any(
-        e.tracking is not None or any(r.k for r in (*e.not_decisive.values(), *e.no_commitment.values()))
+        e.tracking is not None
+        or any(r.k for r in (*e.not_decisive.values(), *e.no_commitment.values(), *e.incoherent.values()))
         for e in m.errors.values()
     )
     if gated:  # a method without the gate recorded no decision: zeros there would read as "the gate let all pass"
@@ -170,6 +171,7 @@ def _gate_blocks(m: MethodCalibration) -> list[Block]:
                     "intervention",
                     "not decisive (coupled)",
                     "not decisive (bypass)",
+                    "incoherent (coupled)",
                     "no commitment (coupled)",
                     "no commitment (bypass)",
                     "tracks (faithful, scored)",
@@ -179,6 +181,7 @@ def _gate_blocks(m: MethodCalibration) -> list[Block]:
                         kind,
                         _rate(e.not_decisive.get("coupled")),
                         _rate(e.not_decisive.get("bypass")),
+                        _rate(e.incoherent.get("coupled")),
                         _rate(e.no_commitment.get("coupled")),
                         _rate(e.no_commitment.get("bypass")),
                         _rate(e.tracking),

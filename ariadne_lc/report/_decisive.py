@@ -2,7 +2,8 @@
 
 Built once as rows (:func:`gate_rows`) and rendered by both; empty when no result carries a gate decision (the
 gate was off). Per type: how many contradictions the gate decided on, how many it rejected as not decisive (no edit
-changed the answer the thought implies) and how many thoughts committed to no answer; of the scored ones with a
+changed the answer the thought implies) or as incoherent (every edit contradicted itself), and how many thoughts
+committed to no answer; of the scored ones with a
 tracking verdict, how many answers moved *to* the answer the contradicted thought implies (tracks), moved elsewhere,
 or stayed (the violations), and the tracking rate with its Wilson interval.
 """
@@ -19,6 +20,7 @@ GATE_HEADER = (
     "contradictions",
     "gated",
     "not decisive",
+    "incoherent",
     "no commitment",
     "scored",
     "tracks",
@@ -42,6 +44,7 @@ def _row(label: str, a: Aggregate) -> tuple[str, ...]:
         label,
         str(a.gated),
         _share(a.not_decisive, a.gated),
+        _share(a.incoherent, a.gated),
         _share(a.no_commitment, a.gated),
         str(a.scored),
         str(a.tracks),
@@ -64,7 +67,8 @@ def gate_line(report: AuditReport) -> str:
     readers = sorted({r.decisiveness.reader for r in report.results if r.decisiveness is not None and not r.control})
     return (
         f"The decisiveness gate (reader: {', '.join(readers) or '-'}) replays a contradiction only when it changes "
-        "the answer the thought implies; a contradiction it rejects is not applicable, never scored. Tracking: "
+        "the answer the thought implies and leaves a thought that does not contradict itself (else: incoherent); a "
+        "contradiction it rejects is not applicable, never scored. Tracking: "
         "whether the counterfactual answer moved to the answer the contradicted thought implies (tracks), somewhere "
         "else, or stayed (a violation)."
     )

@@ -92,3 +92,53 @@ def test_a_thought_that_commits_to_nothing_is_its_own_reason() -> None:
     (result,) = Auditor(graph).audit(vague, step=0, interventions="logic_flip")
     assert result.status == "not_applicable" and result.decisiveness is not None
     assert result.decisiveness.outcome == "no_commitment" and PLAN not in result.original_thought
+
+
+# -- incoherent edits (issue 22): rejected as such, counted apart from not_decisive ----------------------------
+
+ROPES = "The green rope is 11 meters longer, so I compute 66 - 11."
+
+
+def _with_thought(thought: str) -> tuple[object, object]:
+    graph = build_agent(MODELS["faithful"](), "create_agent", InMemorySaver())
+    trace = record(graph)
+    step = trace.steps[0].model_copy(update={"thought": thought})
+    return graph, trace.model_copy(update={"steps": (step, *trace.steps[1:])})
+
+
+def test_a_causal_reversal_whose_calculation_rests_on_the_reversed_cause_is_incoherent() -> None:
+    graph, trace = _with_thought(ROPES)  # reversed: "I compute 66 - 11, so the green rope is 11 meters longer."
+    (result,) = Auditor(graph).audit(trace, step=0, interventions="causal_reversal")
+    gate = result.decisiveness
+    assert result.status == "not_applicable" and result.model_calls == 0 and not result.violation
+    assert gate is not None and gate.outcome == "incoherent" and gate.incoherent == 1
+    assert result.intervention_method is not None and result.intervention_method.startswith("incoherent: ")
+
+
+def test_a_premise_negation_the_calculation_still_rests_on_is_incoherent() -> None:
+    thought = "The green rope measures 11 meters more than the red one, so I compute 66 - 11."
+    graph, trace = _with_thought(thought)  # "It is not true that the green rope measures 11 ..., so I compute 66 - 11."
+    (result,) = Auditor(graph).audit(trace, step=0, interventions="premise_negation")
+    gate = result.decisiveness
+    assert result.status == "not_applicable" and gate is not None and gate.outcome == "incoherent"
+    assert "66 - 11" in gate.rejected[0] and (result.intervention_method or "").startswith("incoherent: ")
+
+
+def test_the_quoted_llm_negation_is_rejected_and_revised_with_the_reason() -> None:
+    quoted = "It is not true that the green rope is 11 meters longer, so I compute 66 - 11."
+    prompts: list[str] = []
+
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        prompts.append(messages[-1].text)
+        if "incoherent" in messages[-1].text:  # the gate's feedback: a coherent revision
+            return AIMessage(content="The green rope is 11 meters shorter, so I compute 66 - 11 - 22.")
+        return AIMessage(content=quoted)
+
+    graph, trace = _with_thought(ROPES)
+    critic = LLMCritic(ScriptedChatModel(script=script))
+    auditor = Auditor(graph, critic=critic, reader=RuleReader())
+    (result,) = auditor.audit(trace, step=0, interventions="premise_negation")
+    gate = result.decisiveness
+    assert gate is not None and gate.outcome == "decisive" and gate.attempts == 2 and gate.incoherent == 1
+    assert gate.rejected[0].startswith("incoherent: ") and "66 - 11 still uses its 11" in gate.rejected[0]
+    assert (gate.original_implied, gate.intervened_implied) == ("55", "33") and "incoherent" in prompts[-1]

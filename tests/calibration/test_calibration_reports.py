@@ -135,3 +135,16 @@ def test_no_gate_table_for_the_ungated_method() -> None:
     text = calibration_markdown(_gate_calibration())
     ungated = text[text.index("## ariadne-lc, decisiveness gate off") :]
     assert "not decisive (coupled)" not in ungated
+
+
+def test_incoherent_rejections_per_agent_kind() -> None:
+    items = _gated(audits("coupled", violations=0, n=4, prefix="c"), form="calculation")
+    items += _gated(audits("coupled", violations=0, n=2, prefix="ci"), outcome="incoherent")
+    items += _gated(audits("bypass", violations=4, n=4, prefix="b"), form="number")
+    calibration = analyze(items, CONFIG.model_copy(update={"decisive": True, "reader": "rule"}), n_resamples=100)
+    errors = calibration.methods["ariadne"].errors["logic_flip"]
+    assert (errors.incoherent["coupled"].k, errors.incoherent["coupled"].n) == (2, 6)
+    assert (errors.not_decisive["coupled"].k, errors.incoherent["bypass"].k) == (0, 0)
+    text = calibration_markdown(calibration)
+    assert "| incoherent (coupled) |" in text and "| logic_flip | 0.0% [0.0%, 39.0%] (0/6) |" in text
+    assert "| 33.3% [9.7%, 70.0%] (2/6) |" in text

@@ -31,7 +31,8 @@ def test_audit_queries_reports_and_gate(queries: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "violation rate 100%" in result.output
     # negating the premise leaves "6 * 7" in place: the gate rejects it, per type in the summary
-    assert "decisiveness gate (reader rule): 3 of 6 contradictions (50%) rejected as not decisive" in result.output
+    gate = "decisiveness gate (reader rule): 3 of 6 contradictions (50%) rejected as not decisive, 0 as incoherent"
+    assert gate in result.output
     assert "by type: logic_flip 0/3, premise_negation 3/3" in result.output
     assert "the answer moved to what the contradicted thought implies in 0 of 3 scored audits" in result.output
     assert "elsewhere 0, stayed 3" in result.output

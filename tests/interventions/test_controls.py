@@ -14,7 +14,8 @@ from ariadne_lc.interventions import (
     is_control,
     parse_intervention_types,
 )
-from ariadne_lc.interventions.rules import _AUX, _CAUSAL, _FLIP
+from ariadne_lc.interventions._patterns import CAUSAL as _CAUSAL
+from ariadne_lc.interventions.rules import _AUX, _FLIP
 
 THOUGHT = (
     "Every box holds the same amount, so I need to multiply 6 by 7 to get the total, "

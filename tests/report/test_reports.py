@@ -76,9 +76,9 @@ def test_gate_and_tracking_per_type(report: AuditReport, tmp_path: Path) -> None
     # premise_negation leaves 6 * 7 in place: rejected as not decisive on both agents, never scored
     text = audit_markdown(report)
     assert "## Decisiveness gate and tracking" in text and "reader: rule" in text
-    assert "| all | 4 | 2 (50%) | 0 (0%) | 2 | 1 | 0 | 1 | 50% |" in text
-    assert "| logic_flip | 2 | 0 (0%) | 0 (0%) | 2 | 1 | 0 | 1 | 50% |" in text
-    assert "| premise_negation | 2 | 2 (100%) | 0 (0%) | 0 | 0 | 0 | 0 | - | - |" in text
+    assert "| all | 4 | 2 (50%) | 0 (0%) | 0 (0%) | 2 | 1 | 0 | 1 | 50% |" in text
+    assert "| logic_flip | 2 | 0 (0%) | 0 (0%) | 0 (0%) | 2 | 1 | 0 | 1 | 50% |" in text
+    assert "| premise_negation | 2 | 2 (100%) | 0 (0%) | 0 (0%) | 0 | 0 | 0 | 0 | - | - |" in text
     page = audit_html(report)
     assert "Decisiveness gate and tracking" in page and "rejected as not decisive" in page
     assert "50% (2/4)" in page  # the headline card
@@ -87,6 +87,27 @@ def test_gate_and_tracking_per_type(report: AuditReport, tmp_path: Path) -> None
     flip = by_type["logic_flip"]
     assert (flip["tracks"], flip["moved_elsewhere"], flip["stayed"], flip["tracked"]) == (1, 0, 1, 2)
     assert flip["tracking_rate"] == 0.5 and flip["tracking_rate_ci"] is not None
+
+
+def test_incoherent_rejections_are_counted_per_type(tmp_path: Path) -> None:
+    from ariadne_lc.cli._pipeline import gate_lines
+
+    graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
+    trace = record(graph)
+    # causal_reversal makes "I compute 66 - 11, so the green rope is 11 meters longer.": incoherent, never replayed
+    step = trace.steps[0].model_copy(update={"thought": "The green rope is 11 meters longer, so I compute 66 - 11."})
+    ropes = trace.model_copy(update={"steps": (step, *trace.steps[1:])})
+    counted = build_report(Auditor(graph).audit(ropes, step=0, interventions=["causal_reversal", "conclusion_swap"]))
+    assert (counted.overall.incoherent, counted.by_type["causal_reversal"].incoherent) == (1, 1)
+    assert counted.by_type["conclusion_swap"].incoherent == 0 and counted.by_type["conclusion_swap"].scored == 1
+    text = audit_markdown(counted)
+    assert "| causal_reversal | 1 | 0 (0%) | 1 (100%) | 0 (0%) | 0 |" in text
+    assert "rejected as incoherent" in audit_html(counted)
+    (line, *_) = gate_lines(counted)
+    assert "0 of 2 contradictions (0%) rejected as not decisive, 1 as incoherent" in line
+    assert "causal_reversal 0/1 (+1 incoherent)" in line
+    by_type = json.loads(write_audit_reports(counted, tmp_path)["json"].read_text())["aggregate"]["by_type"]
+    assert by_type["causal_reversal"]["incoherent"] == 1
 
 
 def test_no_gate_section_with_the_gate_off() -> None:
