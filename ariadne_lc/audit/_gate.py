@@ -55,6 +55,9 @@ class Gate:
     scorer: SimilarityScorer
     tau: float
     max_attempts: int = DEFAULT_GATE_ATTEMPTS
+    coherence: bool = True
+    """Reject edits that contradict themselves; off for an ``observation_swap``, whose changed tool output is meant to
+    disagree with the thought's own work (the question is whether the answer reads the tool)."""
 
     def check(
         self, critic: Critic, thought: str, kind: str, query: str, first: Intervention
@@ -76,7 +79,8 @@ class Gate:
         incoherent = 0
         for attempt in range(1, self.max_attempts + 1):
             assert current.intervened is not None
-            contradiction = None if placebo else incoherence(thought, current.intervened, query=query)
+            checked = self.coherence and not placebo
+            contradiction = incoherence(thought, current.intervened, query=query) if checked else None
             if contradiction is not None:  # rejected unread: its parts commit to different answers
                 incoherent += 1
                 why: str | None = f"incoherent: {contradiction}"

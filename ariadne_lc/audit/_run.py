@@ -16,6 +16,7 @@ says which side. Nothing here builds the record or has a side effect beyond the 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -207,7 +208,8 @@ class Runner:
         )
         gate: dict[int, Decisiveness] = {}
         if self.gate is not None:
-            made, record = yield from self.gate.check(_NO_REVISION, original, planned.kind, trace.query, made)
+            gate_ = dataclasses.replace(self.gate, coherence=False)
+            made, record = yield from gate_.check(_NO_REVISION, original, planned.kind, trace.query, made)
             if record is not None:
                 gate[k] = record
         return Made({k: made}, gate, swap)
