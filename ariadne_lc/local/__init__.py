@@ -37,7 +37,7 @@ from ariadne_lc.local._model_path import (
     qwen_model_path,
 )
 from ariadne_lc.local._openai import openai_compatible_chat_model
-from ariadne_lc.local._qwen_handler import QWEN_CHAT_FORMAT
+from ariadne_lc.local._qwen_format import QWEN_CHAT_FORMAT
 from ariadne_lc.local._server import (
     DEFAULT_CHAT_MAX_TOKENS,
     DEFAULT_MODEL_ALIAS,

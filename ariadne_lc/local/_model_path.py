@@ -16,7 +16,7 @@ from typing import NamedTuple
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.local._chunked import ChunkedModel, chunked_model_path
 from ariadne_lc.local._errors import LocalModelUnavailableError
-from ariadne_lc.local._qwen_handler import QWEN_CHAT_FORMAT
+from ariadne_lc.local._qwen_format import QWEN_CHAT_FORMAT
 
 __all__ = [
     "DEFAULT_MODEL_FILE",

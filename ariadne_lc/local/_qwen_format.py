@@ -43,12 +43,16 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "DEFAULT_SYSTEM",
+    "QWEN_CHAT_FORMAT",
     "QwenPrompt",
     "QwenReply",
     "call_id",
     "parse_completion",
     "render_prompt",
 ]
+
+QWEN_CHAT_FORMAT = "ariadne-qwen-tools"
+"""The server's ``--chat_format`` name of the handler that uses this format (:mod:`ariadne_lc.local._qwen_handler`)."""
 
 DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
 """The system text Qwen's template uses when the conversation has none."""

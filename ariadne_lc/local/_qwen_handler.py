@@ -29,12 +29,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ariadne_lc.local._qwen_format import QwenReply, parse_completion, render_prompt
+from ariadne_lc.local._qwen_format import QWEN_CHAT_FORMAT, QwenReply, parse_completion, render_prompt
 
-__all__ = ["QWEN_CHAT_FORMAT", "QWEN_STOP", "ToolNameConstraint", "qwen_tool_chat_handler", "register"]
-
-QWEN_CHAT_FORMAT = "ariadne-qwen-tools"
-"""The ``--chat_format`` name of this handler."""
+__all__ = ["QWEN_STOP", "ToolNameConstraint", "qwen_tool_chat_handler", "register"]
 
 QWEN_STOP = ("<|im_end|>", "<|endoftext|>")
 """Always stop here: the end of a turn (the server usually stops on the end-of-generation token already)."""

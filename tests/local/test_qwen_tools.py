@@ -89,3 +89,17 @@ def test_the_same_request_gets_the_same_reply_after_another(qwen: LocalModelServ
     assert (again.text, again.tool_calls) == (first.text, first.tool_calls)
     well_formed(first)
     assert json.dumps(first.tool_calls, sort_keys=True) == json.dumps(again.tool_calls, sort_keys=True)
+
+
+def test_a_streamed_reply_carries_the_same_tool_calls(qwen: LocalModelServer) -> None:
+    model = qwen.chat_model(max_tokens=32).bind_tools([add, multiply])
+    request = [HumanMessage(QUESTION), AIMessage(THOUGHT)]
+    whole = model.invoke(request)
+    streamed = None
+    for chunk in model.stream(request):
+        streamed = chunk if streamed is None else streamed + chunk
+    assert isinstance(whole, AIMessage) and streamed is not None
+    assert streamed.text == whole.text
+    assert [(c["name"], c["args"], c["id"]) for c in streamed.tool_calls] == [
+        (c["name"], c["args"], c["id"]) for c in whole.tool_calls
+    ]
