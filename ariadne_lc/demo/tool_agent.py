@@ -1,11 +1,16 @@
-"""The demo's tool-calling agent: ``create_agent`` on a model with native tool calls, recorded by
-:class:`~ariadne_lc.AriadneMiddleware`, the way production agents are built.
+"""The demo's agent as production agents are built: ``create_agent`` on a tool-calling chat model, recorded by
+:class:`~ariadne_lc.AriadneMiddleware`.
 
-Its thoughts plan calls ("The hotel has 12 floors with 9 rooms on each floor, so I should calculate 12 * 9."), so it
-is audited link by link (docs/method.md#links): ``thought->action`` (the middleware re-runs the model call with a
-contradicted thought), ``observation->answer`` (a tool output swapped) and ``thought->answer``. A small model writes
-a thought before its call only when shown how: the system prompt holds one worked example in the model's own
-tool-call format. ``ModelCallLimitMiddleware`` ends a run that keeps calling tools (small models loop).
+The text ReAct agent of :mod:`ariadne_lc.demo.agent` parses ``Thought:``/``Action:`` lines because SmolLM2 has no
+tool-calling template. With Qwen2.5-Coder-0.5B-Instruct behind the local server (``LocalModelServer.for_model(
+"qwen2.5-coder-0.5b")``) the tools go through the provider's tool-calling API instead, as with OpenAI. Its thoughts
+plan calls ("The hotel has 12 floors with 9 rooms on each floor, so I should calculate 12 * 9."), so it is audited
+link by link (docs/method.md#links): ``thought->action`` (the middleware re-runs the model call with a contradicted
+thought), ``observation->answer`` (a tool output swapped) and ``thought->answer``.
+
+A small model writes a thought before its call only when shown how: the system prompt holds one worked example in
+the model's own tool-call format (measured in docs/demo.md). A run is capped at :data:`DEFAULT_TOOL_CALL_LIMIT` tool
+calls and then ends, because the 0.5B model may call the same tool again after a result instead of answering.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
 from ariadne_lc.demo._tools import DEMO_TOOLS
+from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.store import TraceStore
 
-__all__ = ["TOOL_AGENT_MAX_MODEL_CALLS", "TOOL_AGENT_SYSTEM_PROMPT", "build_tool_agent", "tool_agent_answer"]
+__all__ = ["DEFAULT_TOOL_CALL_LIMIT", "TOOL_AGENT_SYSTEM_PROMPT", "build_tool_agent", "tool_agent_answer"]
 
-TOOL_AGENT_MAX_MODEL_CALLS = 4
-"""Model calls a run may make before it is ended (a thought and call, the answer, and room for one more call)."""
+DEFAULT_TOOL_CALL_LIMIT = 3
+"""Tool calls per run before the run ends (a small model may repeat a call instead of answering)."""
 
 TOOL_AGENT_SYSTEM_PROMPT = """You are a careful assistant with tools. Work in two turns.
 Turn 1: write ONE sentence that names the numbers or facts from the question and says which tool you will use on \
@@ -38,7 +44,7 @@ Assistant: The shelf has 4 rows of 8 books, so I should calculate 4 * 8.
 </tool_call>
 Tool: 32
 Assistant: The answer is 32."""
-"""One worked example in Qwen's tool-call format: without it a 0.5B model calls tools without a thought."""
+"""One worked example in Qwen's tool-call format: without it the 0.5B model calls tools without a thought."""
 
 _ANSWER = re.compile(r"answer is[:\s]*\**\s*([^\n]+?)\s*\**\s*\.?\s*$", re.I | re.M)
 
@@ -60,20 +66,36 @@ def build_tool_agent(
     *,
     checkpointer: Any,
     tools: Sequence[BaseTool] = DEMO_TOOLS,
-    max_model_calls: int = TOOL_AGENT_MAX_MODEL_CALLS,
+    system_prompt: str = TOOL_AGENT_SYSTEM_PROMPT,
+    tool_call_limit: int = DEFAULT_TOOL_CALL_LIMIT,
     **recorder_options: Any,
 ) -> Any:
-    """``create_agent(model, tools)`` with the demo's system prompt, recorded into ``store`` by
-    :class:`~ariadne_lc.AriadneMiddleware` (``recorder_options`` go to its handler, e.g. ``on_trace=``)."""
+    """``create_agent(model, tools, checkpointer=..., middleware=[AriadneMiddleware(store), ...])`` with the demo's
+    tools and a system prompt that asks for a thought before each tool call.
+
+    Args:
+        model: a chat model with tool calling (``server.chat_model()`` of a Qwen server, or any ``ChatOpenAI``).
+        store: where :class:`~ariadne_lc.AriadneMiddleware` records the traces.
+        checkpointer: the saver the graph is compiled with (audits replay from its checkpoints).
+        tools: the tools; default the demo's calculator and lookup.
+        system_prompt: the instructions.
+        tool_call_limit: tool calls per run before the run ends.
+        **recorder_options: for the middleware's handler (e.g. ``synchronous=True``, ``on_trace=``).
+
+    Raises:
+        ConfigurationError: ``tool_call_limit`` is not positive.
+    """
     from langchain.agents import create_agent
-    from langchain.agents.middleware import ModelCallLimitMiddleware
+    from langchain.agents.middleware import ToolCallLimitMiddleware
 
     from ariadne_lc.middleware import AriadneMiddleware
 
+    if tool_call_limit <= 0:
+        raise ConfigurationError(f"tool_call_limit must be positive, got {tool_call_limit}")
     middleware: list[Any] = [
         AriadneMiddleware(store, **recorder_options),  # first: it wraps the model call the others finally make
-        ModelCallLimitMiddleware(run_limit=max_model_calls),
+        ToolCallLimitMiddleware(run_limit=tool_call_limit, exit_behavior="end"),
     ]
     return create_agent(
-        model, list(tools), system_prompt=TOOL_AGENT_SYSTEM_PROMPT, checkpointer=checkpointer, middleware=middleware
+        model, list(tools), system_prompt=system_prompt, checkpointer=checkpointer, middleware=middleware
     )

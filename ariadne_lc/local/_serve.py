@@ -20,6 +20,13 @@ server's environment chooses how:
   differently after different predecessors, measured).
 
 ``benchmarks/llama_determinism.py`` measures the three modes side by side.
+
+The server's request model is widened to accept an assistant message whose ``content`` is ``null`` (OpenAI's API
+allows it, and langchain-openai sends it for every tool-calling turn without text; llama-cpp-python 0.3.36 answered
+HTTP 500, so the second turn of any tool-calling agent failed). Before the server starts, the Qwen2.5 tool-calling
+chat handler is registered
+(``--chat_format ariadne-qwen-tools``, :mod:`ariadne_lc.local._qwen_handler`); it completes through the same
+``Llama.generate``, so the prefix reuse chosen here applies to it too.
 Run as ``python -m ariadne_lc.local._serve <server args>``.
 """
 
@@ -121,6 +128,18 @@ def _aligned_reuse() -> None:
     Llama.generate = aligned
 
 
+def _accept_null_assistant_content() -> None:
+    """Let ``{"role": "assistant", "content": null, "tool_calls": [...]}`` through the server's request validation.
+
+    Must run before ``llama_cpp.server`` is imported: pydantic reads the TypedDict's annotations when it builds the
+    request model.
+    """
+    from typing import NotRequired
+
+    types: Any = importlib.import_module("llama_cpp.llama_types")
+    types.ChatCompletionRequestAssistantMessage.__annotations__["content"] = NotRequired[str | None]
+
+
 def main() -> None:
     mode = os.environ.get(PREFIX_CACHE_ENV, "") or "aligned"
     if mode == "0":
@@ -129,6 +148,10 @@ def main() -> None:
         _aligned_reuse()
         if "--n_batch" not in sys.argv:
             sys.argv += ["--n_batch", str(ALIGNED_CHUNK)]
+    from ariadne_lc.local._qwen_handler import register
+
+    _accept_null_assistant_content()
+    register()
     server: Any = importlib.import_module("llama_cpp.server.__main__")
     server.main()
 

@@ -29,7 +29,7 @@ from langchain_openai import ChatOpenAI
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.local._completion import CompletionChatModel
 from ariadne_lc.local._errors import LocalModelServerError, LocalModelServerTimeoutError
-from ariadne_lc.local._model_path import default_model_path, require_server_packages
+from ariadne_lc.local._model_path import LOCAL_MODELS, default_model_path, local_model_path, require_server_packages
 from ariadne_lc.local._openai import DUMMY_API_KEY, OpenAICompatibleChat
 
 __all__ = [
@@ -154,6 +154,30 @@ class LocalModelServer:
         self._log: IO[bytes] | None = None
         self._log_path: Path | None = None
         self._lock = threading.RLock()
+
+    @classmethod
+    def for_model(cls, name: str = "smollm2", **kwargs: Any) -> Self:
+        """A server for a model of :data:`~ariadne_lc.local.LOCAL_MODELS` by name: its file (assembled on first use
+        for Gemma and Qwen), the name it answers to and its chat format.
+
+        ``LocalModelServer.for_model("qwen2.5-coder-0.5b")`` serves Qwen2.5-Coder-0.5B-Instruct with native tool
+        calls: ``server.chat_model().bind_tools(tools)`` and ``create_agent(server.chat_model(), tools)`` work as
+        with OpenAI, and a trailing assistant message is continued (prefill).
+
+        Args:
+            name: a key of ``LOCAL_MODELS``.
+            **kwargs: any other argument of the constructor (``n_ctx``, ``port``, ``env``, ...).
+
+        Raises:
+            ConfigurationError: an unknown name.
+            LocalModelUnavailableError: the model's package (or one of its parts) is not installed.
+        """
+        if name not in LOCAL_MODELS:
+            raise ConfigurationError(f"unknown local model {name!r}; choose from {', '.join(LOCAL_MODELS)}")
+        spec = LOCAL_MODELS[name]
+        kwargs.setdefault("model_alias", spec.alias)
+        kwargs.setdefault("chat_format", spec.chat_format)
+        return cls(local_model_path(name), **kwargs)
 
     # -- state -----------------------------------------------------------------------------------------------
 
