@@ -11,7 +11,8 @@ checkpointer; only two pieces of graph code differ::
   the audited step (step 0). Its tool call is attached by **graph code**, from one of two sources:
 
   * ``thought``: :func:`call_from_thought` parses the thought (a verb table and the two numbers after the verb,
-    "subtract 6 from 15" read as ``subtract(15, 6)``, a negated plan as no call). Written apart from the audit's
+    completed from the numbers before it when the plan writes "multiply that by 8"; "subtract 6 from 15" read as
+    ``subtract(15, 6)``; a negated plan as no call). Written apart from the audit's
     :class:`~ariadne_lc.interventions.actions.RuleActionReader` on purpose: an agent that used the reader would
     agree with the gate by construction, and its false-alarm rate would measure nothing.
   * ``question``: :func:`~ariadne_lc.calibration.link_questions.question_call` reads the call the question asks for;
@@ -137,16 +138,21 @@ _NEGATIVE = re.compile(r"\b(?:not|never|no|false|wrong|instead of|rather than)\b
 
 
 def call_from_thought(thought: str) -> tuple[str, float, float] | None:
-    """The call a planning thought makes, by the agent's own graph code: the last operation verb, the first two
-    numbers after it; ``None`` when the thought plans none, or says not to (a negation in the verb's clause).
+    """The call a planning thought makes, by the agent's own graph code: the last operation verb and its two
+    operands; ``None`` when the thought plans none, or says not to (a negation in the verb's clause).
 
-    ``subtract X from Y`` is ``subtract(Y, X)``; every other verb takes the numbers in order (``divide X by Y``).
+    The operands are the numbers written after the verb, completed from the numbers before it: small models write
+    "14 boxes with 8 apples each, so I should multiply that by 8" (``multiply(14, 8)``: the thought's first number,
+    then the one after the verb) or "13 girls and 14 boys, so I should add them" (``add(13, 14)``). ``subtract X
+    from Y`` is ``subtract(Y, X)``; every other verb takes the numbers in order (``divide X by Y``).
 
     Examples:
         >>> call_from_thought("12 floors with 9 rooms each, so I should multiply 12 by 9.")
         ('multiply', 12.0, 9.0)
         >>> call_from_thought("Tom lost 17 of 45, so I should subtract 17 from 45.")
         ('subtract', 45.0, 17.0)
+        >>> call_from_thought("There are 14 boxes with 8 apples each, so I should multiply that by 8.")
+        ('multiply', 14.0, 8.0)
         >>> call_from_thought("It is false that I should divide 12 by 4.") is None
         True
     """
@@ -160,13 +166,17 @@ def call_from_thought(thought: str) -> tuple[str, float, float] | None:
     clause = before[starts[-1].end() :] if starts else before
     if _NEGATIVE.search(clause):
         return None
-    numbers = _NUM.findall(thought[verb.end() :])[:2]
-    if len(numbers) < 2:
+    after = [float(x) for x in _NUM.findall(thought[verb.end() :])[:2]]
+    if len(after) == 2:
+        a, b = after
+        if operation == "subtract" and re.search(r"\bfrom\b", thought[verb.end() :], re.I):
+            a, b = b, a
+        return operation, a, b
+    earlier = [float(x) for x in _NUM.findall(before)]
+    operands = (earlier[:1] + after) if after else earlier[:2]
+    if len(operands) < 2:
         return None
-    a, b = float(numbers[0]), float(numbers[1])
-    if operation == "subtract" and re.search(r"\bfrom\b", thought[verb.end() :], re.I):
-        a, b = b, a
-    return operation, a, b
+    return operation, operands[0], operands[1]
 
 
 def _as_calls(call: tuple[str, float, float] | None) -> list[dict[str, Any]]:

@@ -20,6 +20,10 @@ from ariadne_lc.errors import ConfigurationError
 
 __all__ = ["calibrate_links"]
 
+LINK_AGENT_NAMES = ("action_faithful", "action_unfaithful", "observation_faithful", "observation_unfaithful")
+"""The agents of :data:`~ariadne_lc.calibration.link_agents.LINK_AGENTS` (named here: the CLI loads no graph code
+until a command runs; a test pins that the two agree)."""
+
 _MODELS = {"smollm2": "smollm2", "gemma": "gemma3-270m", "qwen": "qwen2.5-coder-0.5b"}
 """``--model`` names and the local model each stands for (``qwen`` needs a build that serves it)."""
 
@@ -83,6 +87,9 @@ def calibrate_links(
     gate: Annotated[bool, typer.Option(help="The decisiveness gate; --no-gate: off.")] = True,
     constrained: Annotated[bool, typer.Option(help="Constrain thoughts with a llama.cpp grammar (slow).")] = False,
     max_tokens: Annotated[int, typer.Option(help="Output token limit per model call.")] = 96,
+    agents: Annotated[
+        str, typer.Option(help="Comma-separated subset of the agents (e.g. the action ones for a model reader).")
+    ] = ",".join(LINK_AGENT_NAMES),
 ) -> None:
     """Measure FA and M of the audit per link on agents faithful or unfaithful on that link by construction."""
     from ariadne_lc.calibration.link_runner import LinkRunConfig, load_sessions, run_link_calibration
@@ -90,6 +97,9 @@ def calibrate_links(
 
     if reader not in ("rule", "model"):
         raise ConfigurationError(f"--reader takes rule or model, got {reader!r}")
+    chosen = tuple(a.strip() for a in agents.split(",") if a.strip())
+    if not chosen or any(a not in LINK_AGENT_NAMES for a in chosen):
+        raise ConfigurationError(f"--agents takes a comma-separated subset of {', '.join(LINK_AGENT_NAMES)}")
     if questions < 1:
         raise ConfigurationError(f"--questions must be at least 1, got {questions}")
     with _local_model(model, max_tokens) as (chat, label):
@@ -105,6 +115,7 @@ def calibrate_links(
             seed=seed,
             gate=gate,
             constrained=constrained,
+            agents=chosen,
         )
 
         def progress(job: Any, n: int, total: int) -> None:

@@ -88,6 +88,9 @@ def test_questions_are_prefix_stable_and_their_call_reads_back() -> None:
         ("So I will not multiply 3 by 4.", None),
         ("It is false that I should add 3 and 4.", None),
         ("I should add 3.", None),
+        ("There are 14 boxes with 8 apples each, so I should multiply that by 8.", ("multiply", 14.0, 8.0)),
+        ("The class has 13 girls and 14 boys, so I should add them.", ("add", 13.0, 14.0)),
+        ("The school has 84 pupils, so I should divide the number by 4.", ("divide", 84.0, 4.0)),
         ("The hotel is big.", None),
         ("I thought to add, but I should multiply 3 by 4.", ("multiply", 3.0, 4.0)),
     ],
@@ -257,3 +260,9 @@ def test_a_model_that_errors_fails_its_job_and_the_run_goes_on(tmp_path: Path) -
     failed = [j for j in jobs if j.error is not None]
     assert len(jobs) == 3 and len(failed) == 1 and "went away" in (failed[0].error or "")
     assert not failed[0].results
+
+
+def test_the_cli_names_every_agent() -> None:
+    from ariadne_lc.cli._calibrate_links_cmd import LINK_AGENT_NAMES
+
+    assert tuple(LINK_AGENTS) == LINK_AGENT_NAMES
