@@ -16,15 +16,17 @@ agent of :data:`~ariadne_lc.calibration.link_agents.LINK_AGENTS`, one *job*:
    ``results.jsonl``, flushed and fsynced before the next job.
 
 Why one line per job: a run killed at any instant resumes without redoing or half-keeping a job; a torn last line
-(the process died mid-write) is cut off when the run is opened again. Jobs already in the file are skipped; a
-job whose recording failed is kept as failed (with its error) and not retried. ``run.json`` fixes what the run
-measures (model, reader, seed, agents); resuming with another is refused, more questions are allowed (the sample is
-prefix-stable). ``sessions.jsonl`` keeps each session's wall time and load average; :mod:`.link_summary` turns the
-folder into ``summary.json`` and ``summary.md``.
+(the process died mid-write) is cut off when the run is opened again. Jobs already stored are skipped; a job whose
+recording failed is kept as failed (with its error) and not retried. A committed run keeps its jobs gzipped
+(``results.jsonl.gz``): they are read first, and a resumed run appends its new jobs to ``results.jsonl`` beside it.
+``run.json`` fixes what the run measures (model, reader, seed, agents); resuming with another is refused, more
+questions are allowed (the sample is prefix-stable). ``sessions.jsonl`` keeps each session's wall time and load
+average; :mod:`.link_summary` turns the folder into ``summary.json`` and ``summary.md``.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -121,11 +123,16 @@ class LinkSession(BaseModel):
 
 
 def load_jobs(out: Path) -> list[LinkJob]:
-    """The complete jobs of a run folder; a torn last line is cut off the file."""
+    """The complete jobs of a run folder: those of a committed ``results.jsonl.gz`` first (read only), then those
+    of ``results.jsonl``, whose torn last line is cut off the file."""
+    jobs: list[LinkJob] = []
+    packed = out / (RESULTS_FILE + ".gz")
+    if packed.exists():
+        with gzip.open(packed, "rt", encoding="utf-8") as g:
+            jobs += [LinkJob.model_validate_json(line) for line in g if line.strip()]
     path = out / RESULTS_FILE
     if not path.exists():
-        return []
-    jobs: list[LinkJob] = []
+        return jobs
     good = 0
     with path.open("rb") as f:
         for line in f:

@@ -6,6 +6,7 @@ the faithful agent of each link gives no violation, the unfaithful one a violati
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -236,13 +237,20 @@ def test_the_runner_stores_every_job_resumes_without_redoing_one_and_summarises(
         assert summary["links"][link]["FA"]["n"] > 0
 
 
-def test_a_torn_line_is_cut_off_and_another_configuration_is_refused(tmp_path: Path) -> None:
+def test_a_torn_line_is_cut_off_a_packed_run_resumes_and_another_configuration_is_refused(tmp_path: Path) -> None:
     config = LinkRunConfig(model="scripted", questions=1, agents=("observation_faithful",))
     run_link_calibration(_model(), tmp_path, config)
     with (tmp_path / RESULTS_FILE).open("a") as f:
         f.write('{"agent": "observation_fa')
     assert len(load_jobs(tmp_path)) == 1
     assert (tmp_path / RESULTS_FILE).read_text().endswith("}\n")
+    packed = tmp_path / (RESULTS_FILE + ".gz")
+    with gzip.open(packed, "wt") as g:
+        g.write((tmp_path / RESULTS_FILE).read_text())
+    (tmp_path / RESULTS_FILE).unlink()
+    grown = run_link_calibration(_model(), tmp_path, config.model_copy(update={"questions": 2}), resume=True)
+    assert [j.question_id for j in grown] == ["q0000", "q0001"]  # the packed job kept, one new job appended
+    assert len((tmp_path / RESULTS_FILE).read_text().splitlines()) == 1
     with pytest.raises(ConfigurationError, match="--resume"):
         run_link_calibration(_model(), tmp_path, config)
     with pytest.raises(RunMismatchError, match="seed"):
