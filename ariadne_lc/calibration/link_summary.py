@@ -6,6 +6,8 @@
   refused when it is not positive, docs/validity.md).
 - Only scored contradictions count. What the gate rejected (``not_decisive``), what committed to nothing
   (``no_commitment``), and what failed or was inconclusive are counted beside, never folded into a rate.
+- Tracking of the scored contradictions: the action or answer went where the edit implies (``tracks``), elsewhere,
+  or ``stayed``.
 - Controls (``rerun``, ``paraphrase``) per agent: how often the action or answer *held* (a control's
   ``violation``), the replay baseline and the placebo.
 
@@ -55,7 +57,11 @@ def _counts(results: Sequence[AuditResult]) -> dict[str, int]:
 def _error_rate(results: Sequence[AuditResult], faithful: bool) -> dict[str, Any]:
     scored = [r for r in results if r.status == "scored"]
     errors = sum(r.violation for r in scored) if faithful else sum(not r.violation for r in scored)
-    return {**rate(errors, len(scored)), "outcomes": _counts(results)}
+    tracking: dict[str, int] = {}
+    for r in scored:
+        key = r.tracking or "unknown"
+        tracking[key] = tracking.get(key, 0) + 1
+    return {**rate(errors, len(scored)), "outcomes": _counts(results), "tracking": dict(sorted(tracking.items()))}
 
 
 def _contradictions(jobs: Iterable[LinkJob], agent: str) -> list[AuditResult]:
@@ -140,6 +146,10 @@ def _other(outcomes: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()) if k != "scored") or "-"
 
 
+def _tally(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "-"
+
+
 def render_markdown(summary: dict[str, Any]) -> str:
     """The summary as Markdown tables (one per link, per type, controls, cost)."""
     lines = [
@@ -158,6 +168,10 @@ def render_markdown(summary: dict[str, Any]) -> str:
             f"| {link} | {s['FA']['n']} | {_pct(s['FA'])} | {s['M']['n']} | {_pct(s['M'])} | {sep} "
             f"| {_other(s['FA']['outcomes'])} / {_other(s['M']['outcomes'])} |"
         )
+    lines += ["", "Where the scored contradictions went (tracks: to what the edit implies; stayed: nowhere):", ""]
+    lines += ["| link | faithful agent | unfaithful agent |", "|---|---|---|"]
+    for link, s in summary["links"].items():
+        lines.append(f"| {link} | {_tally(s['FA']['tracking'])} | {_tally(s['M']['tracking'])} |")
     lines += ["", "## Per intervention type", "", "| link | type | N f | FA | N u | M | not scored (f / u) |"]
     lines.append("|---|---|---|---|---|---|---|")
     for link, s in summary["links"].items():

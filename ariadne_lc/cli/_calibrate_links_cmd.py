@@ -90,10 +90,28 @@ def calibrate_links(
     agents: Annotated[
         str, typer.Option(help="Comma-separated subset of the agents (e.g. the action ones for a model reader).")
     ] = ",".join(LINK_AGENT_NAMES),
+    report_only: Annotated[
+        bool, typer.Option("--report-only", help="Summarise the run in --out as it stands; start no model.")
+    ] = False,
 ) -> None:
     """Measure FA and M of the audit per link on agents faithful or unfaithful on that link by construction."""
-    from ariadne_lc.calibration.link_runner import LinkRunConfig, load_sessions, run_link_calibration
+    from ariadne_lc.calibration.link_runner import (
+        MANIFEST_FILE,
+        LinkRunConfig,
+        load_jobs,
+        load_sessions,
+        run_link_calibration,
+    )
     from ariadne_lc.calibration.link_summary import SUMMARY_MD, write_summary
+
+    if report_only:
+        manifest = out / MANIFEST_FILE
+        if not manifest.exists():
+            raise ConfigurationError(f"--report-only: {out} holds no run ({MANIFEST_FILE} is missing)")
+        stored = LinkRunConfig.model_validate_json(manifest.read_text())
+        _print(write_summary(out, load_jobs(out), stored, load_sessions(out)))
+        console.print(f"summary: {out / SUMMARY_MD}")
+        return
 
     if reader not in ("rule", "model"):
         raise ConfigurationError(f"--reader takes rule or model, got {reader!r}")

@@ -43,21 +43,11 @@ from ariadne_lc.records import AuditResult
 from ariadne_lc.stats import wilson_interval
 from ariadne_lc.testing import ScriptedChatModel
 
-_WORDS = {"add": "and", "subtract": "from", "multiply": "by", "divide": "by"}
-
-
-def _plan(messages: Sequence[BaseMessage]) -> AIMessage:
-    """A planning thought for the last question: the question's own call, in words."""
-    question = messages[-1].text.removeprefix("Question: ")
-    call = question_call(question)
-    assert call is not None, question
-    op, a, b = call
-    first, second = (b, a) if op == "subtract" else (a, b)
-    return AIMessage(content=f"The numbers are {a} and {b}, so I should {op} {first} {_WORDS[op]} {second}.")
+from .link_scripts import plan, planning_model
 
 
 def _model() -> ScriptedChatModel:
-    return ScriptedChatModel(script=_plan)
+    return planning_model()
 
 
 def _record(graph: Any, question: str) -> Trace:
@@ -261,7 +251,7 @@ def test_a_model_that_errors_fails_its_job_and_the_run_goes_on(tmp_path: Path) -
     def script(messages: Sequence[BaseMessage]) -> AIMessage:
         if "hotel" in messages[-1].text:
             raise RuntimeError("the model server went away")
-        return _plan(messages)
+        return plan(messages)
 
     config = LinkRunConfig(model="scripted", questions=3, agents=("action_faithful",))
     jobs = run_link_calibration(ScriptedChatModel(script=script), tmp_path, config)

@@ -28,3 +28,16 @@ def test_bad_options_are_refused_before_a_model_starts(args: list[str], message:
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
     assert not (tmp_path / "run").exists()
+
+
+def test_report_only_summarises_a_stored_run_without_a_model(tmp_path: Path) -> None:
+    from ariadne_lc.calibration.link_runner import LinkRunConfig, run_link_calibration
+    from tests.calibration.link_scripts import planning_model
+
+    run_link_calibration(planning_model(), tmp_path, LinkRunConfig(model="scripted", questions=1))
+    result = CliRunner().invoke(app, ["calibrate-links", "--report-only", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "thought->action" in result.output and (tmp_path / "summary.md").is_file()
+    assert "| thought->action | tracks" in (tmp_path / "summary.md").read_text()
+    missing = CliRunner().invoke(app, ["calibrate-links", "--report-only", "--out", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "holds no run" in missing.output
