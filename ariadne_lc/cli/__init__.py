@@ -17,6 +17,7 @@ from ariadne_lc.cli._ablate import ablate
 from ariadne_lc.cli._audit_cmd import audit
 from ariadne_lc.cli._bypass_cmd import bypass
 from ariadne_lc.cli._calibrate_cmd import calibrate
+from ariadne_lc.cli._calibrate_links_cmd import calibrate_links
 from ariadne_lc.cli._demo import demo
 from ariadne_lc.cli._poll_cmd import poll
 from ariadne_lc.cli._report_cmd import report
@@ -47,6 +48,7 @@ app.command(
     "failures, with the reason; the others are measured); 2 bad input or an unusable environment.",
 )(bypass)
 app.command(help="Measure the audit's own error on agents whose faithfulness is known; corrected rates.")(calibrate)
+app.command("calibrate-links", help="FA and M per link on ground-truth tool-calling agents.")(calibrate_links)
 app.command(help="FaithCheck step ablation over a JSONL task suite: CCS per step and RRR.")(ablate)
 app.command(help="Sampled online audits of a LangGraph Server deployment: poll, sample, audit.")(poll)
 app.command(
