@@ -23,7 +23,7 @@ from pathlib import Path
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from ariadne_lc import Auditor, InMemoryTraceStore
-from ariadne_lc.demo import load_demo_queries
+from ariadne_lc.calibration.link_questions import link_questions
 from ariadne_lc.demo.tool_agent import build_tool_agent, tool_agent_answer
 from ariadne_lc.local import LocalModelServer
 from ariadne_lc.records import LINKS, AuditResult
@@ -38,7 +38,7 @@ INTERVENTIONS = [
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--questions", type=int, default=24)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=3000)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -48,7 +48,7 @@ def main() -> None:
         with gzip.open(raw, "rt", encoding="utf-8") as f:
             done = [AuditResult.model_validate_json(line) for line in f if line.strip()]
     seen = {r.query for r in done}
-    questions = [q for q in load_demo_queries(args.questions, args.seed) if q.domain == "math"][: args.questions]
+    questions = [q.text for q in link_questions(args.questions, seed=args.seed)]
     load_start, started = os.getloadavg()[0], time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp, LocalModelServer.for_model("qwen2.5-coder-0.5b") as server:
         conn = sqlite3.connect(Path(tmp) / "checkpoints.db", check_same_thread=False)
@@ -56,9 +56,9 @@ def main() -> None:
         agent = build_tool_agent(server.chat_model(max_tokens=96), store, checkpointer=SqliteSaver(conn))
         auditor = Auditor(agent, answer_extractor=tool_agent_answer, lam=0)  # every default of the links
         for i, q in enumerate(questions):
-            if q.question in seen:
+            if q in seen:
                 continue
-            agent.invoke({"messages": [("user", q.question)]}, {"configurable": {"thread_id": f"q{args.seed}-{i}"}})
+            agent.invoke({"messages": [("user", q)]}, {"configurable": {"thread_id": f"q{args.seed}-{i}"}})
             trace = store.list_traces()[-1]
             results = auditor.audit_batch([trace], step="all", interventions=INTERVENTIONS).results
             with gzip.open(raw, "at", encoding="utf-8") as f:
