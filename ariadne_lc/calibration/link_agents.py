@@ -93,9 +93,13 @@ class LinkAgentSpec(BaseModel):
 
     name: str
     link: Link
+    """The one link the agent is audited on."""
     truth: Truth
+    """What the agent is on that link, by construction."""
     call: CallSource
+    """Where graph code takes the step's tool call from: the thought, or the question."""
     answer: Literal["observation", "question"]
+    """What the ``final`` node answers: the tool's output, or the question's own call computed."""
 
 
 LINK_AGENTS: Final[dict[str, LinkAgentSpec]] = {

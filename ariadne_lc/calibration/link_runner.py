@@ -99,13 +99,17 @@ class LinkJob(BaseModel):
     question_id: str
     question: str
     operation: str
+    """The operation the question asks for (the generated truth, not the model's plan)."""
     trace_id: str | None = None
     thought: str | None = None
+    """The model's planning thought (the audited step)."""
     recorded_calls: tuple[str, ...] = ()
     """The step's calls as ``name(a, b)``."""
     answer: str | None = None
     record_s: float = 0.0
+    """Seconds the agent's recorded run took (the model call)."""
     audit_s: float = 0.0
+    """Seconds its audits took."""
     error: str | None = None
     """Why the job has no audits (the recording failed); its results are then empty."""
     results: tuple[AuditResult, ...] = ()
@@ -118,7 +122,9 @@ class LinkSession(BaseModel):
     started_at: datetime
     wall_s: float
     jobs: int
+    """Jobs this session added."""
     load_start: tuple[float, float, float]
+    """``os.getloadavg()`` when the session started (1, 5 and 15 minutes)."""
     load_end: tuple[float, float, float]
 
 

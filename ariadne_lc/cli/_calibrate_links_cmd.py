@@ -41,7 +41,12 @@ def _local_model(name: str, max_tokens: int) -> Iterator[tuple[Any, str]]:
             f"--model {name}: this build serves no {key} (local models: {', '.join(LOCAL_MODELS)})"
         )
     with console.status(f"starting the local model (llama.cpp, {spec.label})..."):
-        server = LocalModelServer(local_model_path(key), model_alias=spec.alias).start()
+        # a build with LocalModelServer.for_model (the qwen branch) also sets the model's chat format
+        for_model = getattr(LocalModelServer, "for_model", None)
+        made = (
+            for_model(key) if for_model is not None else LocalModelServer(local_model_path(key), model_alias=spec.alias)
+        )
+        server = made.start()
     try:
         console.print(f"local model ready at {server.base_url} in {server.startup_seconds or 0:.1f} s")
         chat = (
