@@ -72,7 +72,7 @@ def run_tool_demo(
     with LocalModelServer.for_model(QWEN_DEMO_MODEL) as server:
         conn = sqlite3.connect(state / "checkpoints.db", check_same_thread=False)
         agent = build_tool_agent(
-            server.chat_model(max_tokens=96),
+            server.chat_model(max_tokens=128),  # a thought that runs long must still reach its call
             SQLiteTraceStore(state / "traces.db"),
             checkpointer=SqliteSaver(conn),
             synchronous=True,
