@@ -59,9 +59,9 @@ def test_gemma_completes_a_few_shot_transcript(gemma: LocalModelServer) -> None:
 
 @pytest.mark.parametrize("which", ["smollm2", "gemma"])
 def test_ground_truth_agents_on_a_real_model(which: str, request: pytest.FixtureRequest) -> None:
-    """Over 60 s for Gemma (113 s measured on two shared cores; SmolLM2 42 s): a real model on CPU writes
-    every thought and answer of both agents and of their audits' replays. What is tested is that what holds
-    by construction holds on a real model's text, which no scripted model can show."""
+    """Over 60 s for Gemma (65 to 113 s measured on two shared cores; SmolLM2 25 to 42 s): a real model
+    on CPU writes every thought and answer of both agents and of their audits' replays. What is tested is
+    that what holds by construction holds on a real model's text, which no scripted model can show."""
     server: LocalModelServer = request.getfixturevalue(which)
     chat = server.completion_model(max_tokens=96) if which == "gemma" else server.chat_model(max_tokens=96)
     queries = load_demo_queries(1, seed=3)
@@ -80,9 +80,9 @@ def test_ground_truth_agents_on_a_real_model(which: str, request: pytest.Fixture
 
 
 def test_calibrate_command_end_to_end_and_resume(tmp_path: Path) -> None:
-    """Over 60 s (111 s measured on two shared cores): the real command on the local model, twice (the
-    second run must resume and write nothing), on a small run already (``--n 2``, one p, one domain, no
-    natural queries)."""
+    """Over 60 s (80 to 111 s measured on two shared cores): the real command on the local model, twice
+    (the second run must resume and write nothing), on a small run already (``--n 2``, one p, one domain,
+    no natural queries)."""
     out = tmp_path / "run"
     args = ["calibrate", "--n", "2", "--ps", "0.5", "--no-natural", "--output", str(out), "--domains", "math"]
     dry = CliRunner().invoke(app, [*args, "--dry-run"])
