@@ -97,7 +97,20 @@ def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _run(out: Path, *extra: str) -> Any:
-    return runner.invoke(app, ["demo", "--n-per-domain", "1", "--output", str(out), *extra])
+    """The SmolLM2 ReAct demo (``--agent react``: the default runs the tool-calling agent when Qwen is installed)."""
+    return runner.invoke(app, ["demo", "--agent", "react", "--n-per-domain", "1", "--output", str(out), *extra])
+
+
+def test_the_demo_runs_the_tool_calling_agent_when_qwen_is_installed(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--dry-run", "--n-per-domain", "2", "--output", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "dry run: 6 word problems -> 6 runs of the tool agent" in result.output
+    assert "observation_swap" in result.output and "every thought step and link" in result.output
+
+
+def test_an_unknown_agent_is_refused(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--agent", "robot", "--output", str(tmp_path)])
+    assert result.exit_code != 0 and "--agent must be auto, tools or react" in result.output
 
 
 def test_demo_says_why_a_calibration_for_another_configuration_is_not_applied(demo: Path) -> None:
