@@ -91,8 +91,14 @@ def main() -> None:
             )
     (args.out / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (args.out / "summary.json").write_text(
-        json.dumps({"coverage": report.coverage.model_dump() if report.coverage else None, "wall_s": wall,
-                    "load": [load_start, load_end]}, indent=2),  # fmt: skip
+        json.dumps(
+            {
+                "coverage": report.coverage.model_dump() if report.coverage else None,
+                "wall_s": wall,
+                "load": [load_start, load_end],
+            },
+            indent=2,
+        ),  # fmt: skip
         encoding="utf-8",
     )
     print("\n".join(lines))
