@@ -141,7 +141,7 @@ QWEN_MODELS: dict[str, ChunkedModel] = {
         version="0.2.0",
         size=1_117_320_768,
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        extra="qwen-1.5b",
+        extra="qwen-1-5b",
     ),
 }
 """Qwen2.5-Coder-Instruct GGUF files (Q4_K_M) shipped as chunk packages, by size. Size and hash were measured on
@@ -204,7 +204,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {
     ),
 }
 """The offline models: SmolLM2-135M-Instruct (chat, the default), Gemma 3 270M (base, completion) and
-Qwen2.5-Coder-0.5B/1.5B-Instruct (chat with native tool calls, the ``qwen`` and ``qwen-1.5b`` extras)."""
+Qwen2.5-Coder-0.5B/1.5B-Instruct (chat with native tool calls, the ``qwen`` and ``qwen-1-5b`` extras)."""
 
 
 def local_model_path(name: str) -> Path:
