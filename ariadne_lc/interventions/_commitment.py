@@ -19,6 +19,7 @@ __all__ = [
     "commitment_span",
     "question_kind",
     "thought_form",
+    "verbal_expression",
 ]
 
 QuestionKind = Literal["number", "choice", "yes_no", "text"]
@@ -56,7 +57,8 @@ _VERBAL = re.compile(
 )
 
 
-def _verbal_expression(m: re.Match[str]) -> str:
+def verbal_expression(m: re.Match[str]) -> str:
+    """A calculation said in words as symbols ("multiply 6 by 7" -> ``6 * 7``; "subtract 2 from 9" -> ``9 - 2``)."""
     verb, a, b = m.group("verb").lower(), m.group("a"), m.group("b")
     if verb.startswith("multipl"):
         return f"{a} * {b}"
@@ -69,7 +71,7 @@ def _verbal_expression(m: re.Match[str]) -> str:
 
 def _last_number_mention(thought: str) -> tuple[int, int, str] | None:
     """The last calculation or number stated, in symbols or in words, as (start, end, expression)."""
-    verbal = [(m.start(), m.end(), _verbal_expression(m)) for m in _VERBAL.finditer(thought)]
+    verbal = [(m.start(), m.end(), verbal_expression(m)) for m in _VERBAL.finditer(thought)]
     inside = [(a, b) for a, b, _ in verbal]
     symbolic = [
         (m.start("value"), m.end("value"), " ".join(m.group("value").split()))

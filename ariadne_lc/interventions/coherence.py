@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass
 
 from ariadne_lc._arithmetic import CalculatorError, evaluate, format_number
+from ariadne_lc.interventions._commitment import verbal_expression
 from ariadne_lc.interventions._patterns import CAUSAL, cause_first
 from ariadne_lc.interventions.implied import commitment_span, question_kind
 
@@ -120,22 +121,11 @@ def _holds(value: float, stated: str) -> bool:
     return math.isclose(value, number, rel_tol=1e-9, abs_tol=1e-9) or abs(value - number) < 0.5 * 10**-decimals
 
 
-def _verbal(m: re.Match[str]) -> str:
-    verb, a, b = m.group("verb").lower(), m.group("a"), m.group("b")
-    if verb.startswith("multipl"):
-        return f"{a} * {b}"
-    if verb.startswith("divid"):
-        return f"{a} / {b}"
-    if verb.startswith("add"):
-        return f"{a} + {b}"
-    return f"{b} - {a}" if m.group("prep").lower() == "from" else f"{a} - {b}"
-
-
 def calculations(text: str) -> list[Calculation]:
     """Every calculation ``text`` states, in order."""
     found: list[Calculation] = []
     for m in _VERBAL.finditer(text):
-        expression = _verbal(m)
+        expression = verbal_expression(m)
         result = (m.start("result"), m.end("result")) if m.group("result") else None
         operands = frozenset({_canon(m.group("a")), _canon(m.group("b"))})
         found.append(Calculation(m.start(), m.end("b"), expression, _value(expression), operands, result))
