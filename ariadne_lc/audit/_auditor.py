@@ -28,6 +28,7 @@ from ariadne_lc.audit._plan import (
 )
 from ariadne_lc.audit._run import Runner
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, ResultStoreSink, ScoreWriteBackSink, SpanSink, dispatch
+from ariadne_lc.audit._view import AuditorView
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.export.writeback import ScoreWriter
 from ariadne_lc.interventions import Critic, RuleCritic, RuleParaphraser, is_control
@@ -55,7 +56,7 @@ __all__ = ["Auditor"]
 logger = logging.getLogger("ariadne_lc.audit")
 
 
-class Auditor(BatchAudits):
+class Auditor(AuditorView, BatchAudits):
     """Audits recorded traces of ``graph`` by counterfactual replay.
 
     Args:
@@ -115,6 +116,19 @@ class Auditor(BatchAudits):
         tool_call_deriver: Required with ``"rederive"``: the agent's own chat model (a continuation call,
             :class:`~ariadne_lc.replay.ContinuationDeriver`), a function ``(thought, context) -> tool calls``
             (:class:`~ariadne_lc.replay.FunctionDeriver`), or any :class:`~ariadne_lc.replay.ToolCallDeriver`.
+        model: The agent's own chat model: re-run with a contradicted thought as the start of its reply for the
+            ``thought->action`` link (docs/method.md#links), and the gates' reader unless ``reader`` and
+            ``action_reader`` are given. Not needed for ``create_agent`` graphs with
+            :class:`~ariadne_lc.AriadneMiddleware`, which re-runs the recorded model call itself.
+        links: Which links to audit (:data:`~ariadne_lc.records.LINKS`); default every link this auditor can audit
+            (``thought->action`` needs the middleware, ``model`` or, named here, a ``tool_call_deriver``). See
+            :attr:`links`.
+        action_reader: Reads the action a thought commits to, for the ``thought->action`` gate; default
+            :class:`~ariadne_lc.interventions.action_model.ModelActionReader` of ``model``, else the offline
+            :class:`~ariadne_lc.interventions.actions.RuleActionReader`.
+        swapper: Makes the ``observation_swap`` of the ``observation->answer`` link; default
+            :class:`~ariadne_lc.interventions.observations.RuleObservationSwapper` (pass an
+            :class:`~ariadne_lc.interventions.observations.LLMObservationSwapper` for free-text outputs).
 
     Examples:
         >>> auditor = Auditor(graph)  # doctest: +SKIP
@@ -225,63 +239,6 @@ class Auditor(BatchAudits):
             built.append(ScoreWriteBackSink(score_writers, self.spans))
         self.sinks: tuple[AuditSink, ...] = (*built, *sinks)
         """Every sink, in the order each record is handed to them."""
-
-    # -- configuration -----------------------------------------------------------------------------
-
-    @property
-    def replayer(self) -> Replayer:
-        return self._runner.replayer
-
-    @property
-    def critic(self) -> Critic:
-        return self._runner.critic
-
-    @property
-    def paraphraser(self) -> Critic:
-        return self._runner.paraphraser
-
-    @property
-    def scorer(self) -> SimilarityScorer:
-        return self._runner.scorer
-
-    @property
-    def reader(self) -> AnswerReader | None:
-        """Who reads the answers thoughts imply for the decisiveness gate; ``None`` with the gate off."""
-        gate = self._runner.gate
-        return None if gate is None else gate.reader
-
-    @property
-    def decisive(self) -> bool:
-        """Whether the decisiveness gate is on."""
-        return self._runner.gate is not None
-
-    @property
-    def replay_mode(self) -> ReplayMode:
-        """What replays do with the audited step's own tool calls: ``recorded`` or ``rederive``."""
-        return self.replayer.tool_calls
-
-    @property
-    def tool_call_deriver(self) -> ToolCallDeriver | None:
-        """Who re-derives the step's tool calls (``rederive`` mode); ``None`` in ``recorded`` mode."""
-        return self.replayer.tool_call_deriver
-
-    @property
-    def tau(self) -> float:
-        return self._rule.tau
-
-    @property
-    def lam(self) -> int:
-        return self._rule.lam
-
-    @property
-    def min_strength(self) -> float | None:
-        return self._rule.min_strength
-
-    @property
-    def writeback_errors(self) -> int:
-        """Score write-backs that failed so far (over every :class:`~ariadne_lc.audit.ScoreWriteBackSink`)."""
-
-        return sum(s.errors for s in self.sinks if isinstance(s, ScoreWriteBackSink))
 
     def with_sinks(self, sinks: Sequence[AuditSink]) -> Auditor:
         """The same auditor (graph, critic, scorer, rule, spans) handing its records to ``sinks`` instead.
