@@ -19,7 +19,7 @@ import typer
 from ariadne_lc.cli._common import check_endpoint, console, one_line_errors
 from ariadne_lc.errors import ConfigurationError
 
-__all__ = ["calibrate"]
+__all__ = ["calibrate", "serve_local"]
 
 _CRITICS = ("rule", "llm")
 _SCORERS = ("answer", "judge", "embedding")
@@ -47,19 +47,28 @@ def _model(
     base_url: str | None, model: str | None, api_key: str | None, local_model: str, max_tokens: int
 ) -> Iterator[tuple[Any, str]]:
     """The chat model and its name: the given endpoint, or a local llama.cpp server with the chosen model."""
-    from ariadne_lc.local import LOCAL_MODELS, LocalModelServer, local_model_path, openai_compatible_chat_model
+    from ariadne_lc.local import LOCAL_MODELS, openai_compatible_chat_model
 
     if base_url is not None:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         check_endpoint(base_url, key)
         yield openai_compatible_chat_model(base_url, model or "default", key, max_tokens=max_tokens), model or base_url
         return
-    spec = LOCAL_MODELS.get(local_model)
-    if spec is None:
+    if local_model not in LOCAL_MODELS:
         raise ConfigurationError(f"unknown --local-model {local_model!r}; choose from {', '.join(LOCAL_MODELS)}")
-    path = local_model_path(local_model)
+    with serve_local(local_model, max_tokens) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def serve_local(name: str, max_tokens: int) -> Iterator[tuple[Any, str]]:
+    """A local llama.cpp server for ``name`` (a key of ``LOCAL_MODELS``, with its own chat format), and its chat model
+    (a completion model for a base model) with its label; stopped on exit."""
+    from ariadne_lc.local import LOCAL_MODELS, LocalModelServer
+
+    spec = LOCAL_MODELS[name]
     with console.status(f"starting the local model (llama.cpp, {spec.label})..."):
-        server = LocalModelServer(path, model_alias=spec.alias).start()
+        server = LocalModelServer.for_model(name).start()
     try:
         console.print(f"local model ready at {server.base_url} in {server.startup_seconds or 0:.1f} s")
         chat = (

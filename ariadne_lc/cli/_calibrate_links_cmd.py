@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ariadne_lc.cli._calibrate_cmd import serve_local
 from ariadne_lc.cli._common import console, one_line_errors
 from ariadne_lc.errors import ConfigurationError
 
@@ -25,38 +26,16 @@ LINK_AGENT_NAMES = ("action_faithful", "action_unfaithful", "observation_faithfu
 until a command runs; a test pins that the two agree)."""
 
 _MODELS = {"smollm2": "smollm2", "gemma": "gemma3-270m", "qwen": "qwen2.5-coder-0.5b"}
-"""``--model`` names and the local model each stands for (``qwen`` needs a build that serves it)."""
+"""``--model`` names and the local model each stands for."""
 
 
 @contextlib.contextmanager
 def _local_model(name: str, max_tokens: int) -> Iterator[tuple[Any, str]]:
-    from ariadne_lc.local import LOCAL_MODELS, LocalModelServer, local_model_path
-
     key = _MODELS.get(name)
     if key is None:
         raise ConfigurationError(f"unknown --model {name!r}; choose from {', '.join(_MODELS)}")
-    spec = LOCAL_MODELS.get(key)
-    if spec is None:
-        raise ConfigurationError(
-            f"--model {name}: this build serves no {key} (local models: {', '.join(LOCAL_MODELS)})"
-        )
-    with console.status(f"starting the local model (llama.cpp, {spec.label})..."):
-        # a build with LocalModelServer.for_model (the qwen branch) also sets the model's chat format
-        for_model = getattr(LocalModelServer, "for_model", None)
-        made = (
-            for_model(key) if for_model is not None else LocalModelServer(local_model_path(key), model_alias=spec.alias)
-        )
-        server = made.start()
-    try:
-        console.print(f"local model ready at {server.base_url} in {server.startup_seconds or 0:.1f} s")
-        chat = (
-            server.completion_model(max_tokens=max_tokens)
-            if spec.base_model
-            else server.chat_model(max_tokens=max_tokens)
-        )
-        yield chat, spec.label
-    finally:
-        server.stop()
+    with serve_local(key, max_tokens) as served:
+        yield served
 
 
 def _print(summary: dict[str, Any]) -> None:
