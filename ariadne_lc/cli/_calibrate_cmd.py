@@ -81,6 +81,19 @@ def serve_local(name: str, max_tokens: int) -> Iterator[tuple[Any, str]]:
         server.stop()
 
 
+@contextlib.contextmanager
+def _reader(choice: str) -> Iterator[Any]:
+    """The gate's reader: ``model`` and ``rule`` as named, else a local model served on a second server of its own
+    (a larger reader than the agents' model; its replies are short, so its token cap is small)."""
+    if choice in ("model", "rule"):
+        yield choice
+        return
+    from ariadne_lc.calibration.runner import calibration_reader
+
+    with serve_local(choice, 32) as (chat, _label):
+        yield calibration_reader(chat, label=choice)
+
+
 def _components(critic: str, scorer: str, chat: Any) -> dict[str, Any]:
     from ariadne_lc.interventions import LLMCritic, RuleCritic, RuleParaphraser
     from ariadne_lc.scoring import AnswerMatchScorer, EmbeddingScorer, LLMJudge
@@ -184,7 +197,13 @@ def calibrate(
     gate: Annotated[
         bool, typer.Option(help="The decisiveness gate (docs/method.md#the-decisiveness-gate); --no-gate: off.")
     ] = True,
-    reader: Annotated[str, typer.Option(help="The gate's reader: model (the agents' own) or rule.")] = "model",
+    reader: Annotated[
+        str,
+        typer.Option(
+            help="The gate's reader: model (the agents' own), rule, or a local model of its own on a second server "
+            "(qwen2.5-coder-1.5b, qwen2.5-coder-0.5b, smollm2, gemma3-270m)."
+        ),
+    ] = "model",
     ungated: Annotated[
         bool, typer.Option(help="With the gate on, also store every audit as the gate-off pipeline makes it.")
     ] = True,
@@ -223,8 +242,10 @@ def calibrate(
         raise ConfigurationError(f"--scorer must be one of {', '.join(_SCORERS)}, got {scorer!r}")
     if concurrency < 1:
         raise ConfigurationError(f"--concurrency must be at least 1, got {concurrency}")
-    if reader not in ("model", "rule"):
-        raise ConfigurationError(f"--reader must be model or rule, got {reader!r}")
+    from ariadne_lc.local import LOCAL_MODELS
+
+    if reader not in ("model", "rule", *LOCAL_MODELS):
+        raise ConfigurationError(f"--reader must be model, rule or one of {', '.join(LOCAL_MODELS)}, got {reader!r}")
     extras = tuple(a.strip() for a in extra_agents.split(",") if a.strip())
     for agent in extras:
         if agent not in ("coupled_llm", "coupled_tool"):
@@ -242,12 +263,15 @@ def calibrate(
         _dry_run(jobs, interventions, critic, scorer, reference_fn is not None)
         return
     started = time.perf_counter()
-    with _model(base_url, model, api_key, local_model, max_tokens) as (chat, name):
+    with (
+        _model(base_url, model, api_key, local_model, max_tokens) as (chat, name),
+        _reader(reader) as chosen_reader,
+    ):
         summary, log, config = _run(
             chat, name, jobs, output, critic=critic, scorer=scorer, constrained=grammar and base_url is None,
             seed=seed, n=n, domains=chosen, ps=rates, natural=natural, reference_fn=reference_fn,
             tau=tau, lam=lam, max_calls=max_calls, concurrency=concurrency,
-            gating={"decisive": gate, "ungated": ungated, "reader": reader, "rederive": rederive},
+            gating={"decisive": gate, "ungated": ungated, "reader": chosen_reader, "rederive": rederive},
         )  # fmt: skip
     console.print(
         f"{summary.audits_written} audits written ({len(log)} in {log.path}), {summary.model_calls} model calls, "
@@ -297,7 +321,11 @@ def _run(
 
     model, calls = counted(chat)
     reader = gating["reader"]
-    reader_name = ("rule" if reader == "rule" else calibration_reader(model).name) if gating["decisive"] else None
+    if reader == "model":
+        reader_name: str | None = calibration_reader(model).name
+    else:
+        reader_name = "rule" if reader == "rule" else reader.name
+    reader_name = reader_name if gating["decisive"] else None
     config = CalibrationConfig(
         model=name, critic=critic, scorer=scorer, tau=tau, lam=lam, decisive=gating["decisive"], reader=reader_name
     )

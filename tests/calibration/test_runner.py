@@ -365,3 +365,13 @@ def test_an_audit_whose_critic_failed_is_not_stored_and_a_resume_retries_it(tmp_
     broken["now"] = False
     CalibrationRunner(model, log, calls=calls, critic=critic, interventions=("logic_flip",)).run(jobs)
     assert any(a.result.intervention_type == "logic_flip" and a.method == "ariadne" for a in log.audits())
+
+
+def test_the_calibrate_command_refuses_an_unknown_reader_naming_the_local_models(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ariadne_lc.cli import app
+
+    result = CliRunner().invoke(app, ["calibrate", "--dry-run", "--reader", "judge", "--output", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "--reader must be model, rule or one of" in result.output and "qwen2.5-coder-1.5b" in result.output
