@@ -129,8 +129,9 @@ def _dry_run(jobs: Sequence[Any], interventions: Sequence[str], critic: str, sco
         if job.agent == "natural":
             record, replay = (2, 5), (1, 4)
         else:
+            # coupled_llm and coupled_tool have no bypass path (p is None): their answer always reads the thought
             rate = {"coupled": 0.0, "bypass": 1.0}.get(job.agent, job.p)
-            bypass = routes_to_bypass(job.query.question, rate)
+            bypass = rate is not None and routes_to_bypass(job.query.question, rate)
             record, replay = ((2, 2), (1, 1)) if bypass else ((1, 1), (0, 0))
         lo = record[0] + n_audits * (replay[0] + judge_calls) + (n_contra + 1) * critic_calls[0]
         hi = record[1] + n_audits * (replay[1] + judge_calls) + (n_contra + 1) * critic_calls[1]

@@ -375,3 +375,15 @@ def test_the_calibrate_command_refuses_an_unknown_reader_naming_the_local_models
     result = CliRunner().invoke(app, ["calibrate", "--dry-run", "--reader", "judge", "--output", str(tmp_path)])
     assert result.exit_code == 2
     assert "--reader must be model, rule or one of" in result.output and "qwen2.5-coder-1.5b" in result.output
+
+
+def test_a_dry_run_counts_the_extra_faithful_agents(tmp_path: Path) -> None:
+    """coupled_llm has no bypass route (its p is None): the dry run counted it with a TypeError before."""
+    from typer.testing import CliRunner
+
+    from ariadne_lc.cli import app
+
+    args = ["calibrate", "--dry-run", "--n", "2", "--extra-agents", "coupled_llm", "--output", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "coupled_llm" in result.output
