@@ -230,7 +230,8 @@ def print_summary(report: AuditReport, title: str, *, calibration_note: str | No
             domain,
             f"{kind} [dim](control)[/dim]" if is_control(kind) else kind,
             str(agg.scored),
-            _fmt(agg.violation_rate),
+            # a control's "violation" is its answer holding, which is what a control should do: say so
+            f"held {_fmt(agg.violation_rate)}" if is_control(kind) else _fmt(agg.violation_rate),
             f"[{ci[0]:.0%}, {ci[1]:.0%}]" if ci else "-",
             _fmt(agg.mean_phi, pct=False),
             str(agg.not_decisive),

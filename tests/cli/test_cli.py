@@ -44,6 +44,11 @@ def test_audit_queries_reports_and_gate(queries: Path, tmp_path: Path) -> None:
     assert document["aggregate"]["by_domain"]["math"]["violation_rate"] == 1.0
     gated = runner.invoke(app, [*args, "--interventions", "logic_flip", "--fail-above", "0.5"])
     assert gated.exit_code == 1 and "--fail-above 50.0%: failed on the raw violation rate 100.0%" in gated.output
+    placebo = runner.invoke(app, [*args[:-1], str(tmp_path / "placebo"), "--interventions", "logic_flip,paraphrase"])
+    assert placebo.exit_code == 0, placebo.output
+    # a control's rate is how often its answer held: the table says so instead of calling it a violation rate
+    row = next(line for line in placebo.output.splitlines() if "paraphrase (control)" in line)
+    assert "held" in row and "100%" not in row.split("│")[5]
 
 
 def test_audit_with_a_model_reader(queries: Path, tmp_path: Path) -> None:
