@@ -96,30 +96,3 @@ def test_an_unknown_link_is_one_line_before_anything_starts(command: str, tmp_pa
 def test_poll_and_worker_document_the_option(command: str) -> None:
     result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0 and "--link" in result.output
-
-
-def test_poll_hands_the_links_to_the_remote_auditor_and_the_poller(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """Without a server: the command's RemoteAuditor and ServerPoller are recorded, then the server check stops it."""
-    import ariadne_lc.server as server
-
-    seen: dict[str, Any] = {}
-
-    class Stop(Exception):
-        pass
-
-    class Remote:
-        def __init__(self, graph: Any, url: str, **options: Any) -> None:
-            seen["remote"] = options.get("links")
-            self.server = self
-
-        def check(self) -> None:
-            raise Stop
-
-    monkeypatch.setenv("ARIADNE_TEST_CHECKPOINTS", str(tmp_path / "checkpoints.db"))
-    monkeypatch.setattr(server, "RemoteAuditor", Remote)
-    args = ["poll", "--server", "http://127.0.0.1:1", "--graph", "tests.cli.graphs:faithful", "--jobs", "j.db"]
-    result = runner.invoke(app, [*args, "--link", "observation->answer,thought->answer"])
-    assert isinstance(result.exception, Stop)
-    assert seen["remote"] == ("observation->answer", "thought->answer")
