@@ -255,6 +255,19 @@ class Auditor(AuditorView, BatchAudits):
         other.sinks = tuple(sinks)
         return other
 
+    def with_links(self, links: Sequence[Link] | None) -> Auditor:
+        """The same auditor auditing ``links`` instead (``None``: every link it can audit; see ``links``).
+
+        For a caller that audits a job as the side that sampled it asked, e.g. the online and fleet workers, whose
+        jobs carry the links in their :class:`~ariadne_lc.online.AuditPlan`. This auditor is unchanged.
+
+        Raises:
+            ConfigurationError: An unknown link, or ``thought->action`` without a way to re-run the step's model.
+        """
+        other = copy.copy(self)
+        other.links = resolve_links(links, self._runner.replayer)
+        return other
+
     def with_graph(self, graph: Any) -> Auditor:
         """The same auditor (critic, scorer, rule, spans, sinks, tool policy) replaying ``graph`` instead.
 
@@ -269,6 +282,8 @@ class Auditor(AuditorView, BatchAudits):
             safe_tools=old.safe_tools,
             tool_node=old.tool_node,
             max_turns=old.max_turns,
+            tool_calls=old.tool_calls,
+            tool_call_deriver=old.tool_call_deriver,
             action_model=old.action_model,
         )
         other = copy.copy(self)

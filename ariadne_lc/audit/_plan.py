@@ -16,7 +16,9 @@ from ariadne_lc.records import Link
 from ariadne_lc.trace import Trace
 
 __all__ = [
+    "ACTION_KINDS",
     "DEFAULT_MIN_THOUGHT_CHARS",
+    "OBSERVATION_CONTROLS",
     "PlannedAudit",
     "StepSelector",
     "intervention_names",
@@ -127,14 +129,23 @@ ACTION_KINDS = frozenset({*CONTRADICTIONS, ControlType.RERUN, ControlType.PARAPH
 placebo; ablation, filler and early answering remove the thought, which then says no action at all."""
 
 
-def _links_of(kind: str, steps: tuple[int, ...], links: Sequence[Link]) -> list[Link]:
+OBSERVATION_CONTROLS = frozenset({ControlType.RERUN, ControlType.PARAPHRASE})
+"""The controls of the ``observation->answer`` link, planned when an ``observation_swap`` is too (one per output, as
+the swap): the rerun serves the output as recorded (the answer's own replay variability), the placebo serves it said
+differently with the same value (:func:`~ariadne_lc.interventions.observations.placebo_output`)."""
+
+
+def _links_of(kind: str, steps: tuple[int, ...], links: Sequence[Link], *, swapped: bool) -> list[Link]:
+    single = len(steps) == 1
     if kind in OBSERVATIONS:
-        return ["observation->answer"] if "observation->answer" in links and len(steps) == 1 else []
+        return ["observation->answer"] if "observation->answer" in links and single else []
     out: list[Link] = []
     if "thought->answer" in links:
         out.append("thought->answer")
-    if "thought->action" in links and kind in ACTION_KINDS and len(steps) == 1:
+    if "thought->action" in links and kind in ACTION_KINDS and single:
         out.append("thought->action")
+    if swapped and "observation->answer" in links and kind in OBSERVATION_CONTROLS and single:
+        out.append("observation->answer")
     return out
 
 
@@ -151,7 +162,8 @@ def plan(
 
     Each thought intervention is planned on the thought links in ``links`` (``thought->answer`` first; a
     multi-step intervention on that link only); ``observation_swap`` on ``observation->answer``, once per tool call
-    of the step that has an output (one output changed at a time).
+    of the step that has an output (one output changed at a time), and beside it the ``rerun`` and ``paraphrase``
+    controls when they are requested too (:data:`OBSERVATION_CONTROLS`: on that link, once per output as well).
 
     An empty list means the trace has nothing to audit (see :func:`nothing_to_audit_reason`).
 
@@ -176,6 +188,7 @@ def plan(
             )
         raise TraceError(f"trace {trace.trace_id} cannot be audited: no final answer was recorded")
     chosen = select_steps(trace, step, min_thought_chars=min_thought_chars)
+    swapped = any(n in OBSERVATIONS for n in names)
     together = not isinstance(step, str | int)
     targets = [tuple(chosen)] if together else [(k,) for k in chosen]
     planned: list[PlannedAudit] = []
@@ -183,7 +196,7 @@ def plan(
         thought = trace.step(steps[0]).thought
         for name in names:
             kind, selection = resolve(name, thought, seed=seed, trace_id=trace.trace_id, step=steps[0])
-            for link in _links_of(kind, steps, links):
+            for link in _links_of(kind, steps, links, swapped=swapped):
                 if link != "observation->answer":
                     planned.append(PlannedAudit(kind=kind, steps=steps, selection=selection, link=link))
                     continue

@@ -38,6 +38,7 @@ from ariadne_lc.interventions.observations import (
     ObservationSwapper,
     RuleObservationSwapper,
     observation_context,
+    placebo_output,
 )
 from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import Decisiveness, ObservationSwap
@@ -183,17 +184,24 @@ class Runner:
 
     def _swap(self, trace: Trace, planned: PlannedAudit) -> Flow[Made]:
         """The ``observation->answer`` intervention: one tool output of the step, its value swapped, gated on the
-        answer the thought and the output imply (one attempt: a rule swap has one candidate)."""
+        answer the thought and the output imply (one attempt: a rule swap has one candidate). The link's controls
+        serve the output as recorded (``rerun``, ungated) or restated with the same value (``paraphrase``, through
+        the placebo gate: a restatement that changes the implied answer is no placebo)."""
         k = planned.steps[0]
         step = trace.step(k)
         call = step.tool_calls[planned.call_index or 0]
         output = call.output or ""
         original = observation_context(step.thought, call.name, output)
         swapper = self.swapper
-        edit = yield Call(
-            lambda: swapper.swap(output, query=trace.query, tool=call.name),
-            lambda: aswap_with(swapper, output, query=trace.query, tool=call.name),
-        )
+        if planned.kind == ControlType.RERUN:
+            edit = ObservationEdit(swapped=output, method=f"control:{ControlType.RERUN}")
+        elif planned.kind == ControlType.PARAPHRASE:
+            edit = placebo_output(output)
+        else:
+            edit = yield Call(
+                lambda: swapper.swap(output, query=trace.query, tool=call.name),
+                lambda: aswap_with(swapper, output, query=trace.query, tool=call.name),
+            )
         if edit.swapped is None:
             return Made({k: Intervention.not_applicable(planned.kind, original, edit.method)})
         swap = ObservationSwap(
@@ -207,7 +215,7 @@ class Runner:
             method=edit.method,
         )
         gate: dict[int, Decisiveness] = {}
-        if self.gate is not None:
+        if self.gate is not None and gated(planned.kind):
             gate_ = dataclasses.replace(self.gate, coherence=False)
             made, record = yield from gate_.check(_NO_REVISION, original, planned.kind, trace.query, made)
             if record is not None:

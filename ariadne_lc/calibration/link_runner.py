@@ -10,7 +10,8 @@ agent of :data:`~ariadne_lc.calibration.link_agents.LINK_AGENTS`, one *job*:
      ``paraphrase`` controls, the step re-run by the agent's own graph code
      (:func:`~ariadne_lc.calibration.link_agents.link_deriver`), the action read by the run's action reader;
    * ``observation->answer``: ``observation_swap``; its controls (``rerun``, ``paraphrase``) are the replay baseline
-     of the same graph from the same step on ``thought->answer`` (the engine plans controls on thought links only);
+     of the same graph from the same step on ``thought->answer`` (as runs measured them before the engine planned the
+     link's own controls beside a swap: a resumed run measures what it started with);
 
 3. append one JSON line holding the job and all its :class:`~ariadne_lc.records.AuditResult` s to
    ``results.jsonl``, flushed and fsynced before the next job.

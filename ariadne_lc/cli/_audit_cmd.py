@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib
 import sys
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from langchain_core.language_models import BaseChatModel
@@ -19,13 +20,17 @@ from ariadne_lc.cli._pipeline import CallBudget, audit_traces, load_queries, pri
 from ariadne_lc.errors import ConfigurationError, TraceError
 from ariadne_lc.interventions import parse_intervention_types
 from ariadne_lc.interventions.implied import AnswerReader, ModelReader, RuleReader
-from ariadne_lc.records import LINKS
+from ariadne_lc.records import LINKS, Link
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 
-__all__ = ["audit", "load_graph", "load_reader", "parse_step"]
+__all__ = ["LINK_HELP", "audit", "load_graph", "load_reader", "parse_links", "parse_step"]
 
 DEFAULT_INTERVENTIONS = "logic_flip,fact_reversal,premise_negation,causal_reversal,conclusion_swap"
+LINK_HELP = (
+    "A link to audit (repeat, or a comma list): thought->action, observation->answer, thought->answer. Default: "
+    "every link the graph allows (thought->action needs AriadneMiddleware in a create_agent graph)."
+)
 SERVER_HELP = (
     "Audit a LangGraph Server deployment: its URL. Reads the threads' checkpoints and replays --graph (the module "
     "langgraph.json names) locally; writes nothing to the server unless --write-verdicts."
@@ -78,6 +83,19 @@ def parse_step(value: str) -> StepSelector:
         return int(value)
     except ValueError:
         raise ConfigurationError(f"--step must be auto, all or a step index, got {value!r}") from None
+
+
+def parse_links(values: Sequence[str] | None) -> tuple[Link, ...] | None:
+    """``--link`` values, repeated or comma-separated (``None``: none given, every link the auditor can audit).
+
+    Raises:
+        ConfigurationError: A name that is no link (one line naming it and the links there are).
+    """
+    names = [v.strip() for value in values or () for v in value.split(",") if v.strip()]
+    unknown = [k for k in names if k not in LINKS]
+    if unknown:
+        raise ConfigurationError(f"unknown --link {', '.join(unknown)}; choose from {', '.join(LINKS)}")
+    return tuple(cast(Link, k) for k in dict.fromkeys(names)) or None
 
 
 def parse_interventions(value: str) -> list[str]:
@@ -135,22 +153,14 @@ def audit(
             "as 'package.module:attribute' (your agent's own model reads its thoughts best).",
         ),
     ] = "rule",
-    link: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="A link to audit (repeat): thought->action, observation->answer, thought->answer. Default: every "
-            "link the graph allows (thought->action needs AriadneMiddleware in a create_agent graph).",
-        ),
-    ] = None,
+    link: Annotated[list[str] | None, typer.Option(help=LINK_HELP)] = None,
 ) -> None:
     """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
+    links = parse_links(link)
     kinds = parse_interventions(interventions)
     selector = parse_step(step)
     answer_reader = load_reader(reader)
-    unknown = [k for k in link or () if k not in LINKS]
-    if unknown:
-        fail(f"unknown --link {', '.join(unknown)}; choose from {', '.join(LINKS)}")
-    gate_options: dict[str, Any] = {"decisive": decisive, "reader": answer_reader, "links": link or None}
+    gate_options: dict[str, Any] = {"decisive": decisive, "reader": answer_reader, "links": links}
     if server is not None:
         if queries is not None or dry_run:
             fail("--server audits what the deployment already ran: --queries and --dry-run do not apply")

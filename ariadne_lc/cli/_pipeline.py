@@ -21,6 +21,7 @@ from ariadne_lc.interventions import is_control
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.records import LINKS, Aggregate, AuditReport, AuditResult
 from ariadne_lc.report import domain_group
+from ariadne_lc.report._links import controls_summary
 from ariadne_lc.stats import aggregate, build_report
 from ariadne_lc.store import ResultStore, TraceStore
 from ariadne_lc.trace import Trace
@@ -270,8 +271,8 @@ def _link_order(link: str) -> str:
 
 
 def link_lines(report: AuditReport) -> list[str]:
-    """One line per link: its contradictions' violation rate with the Wilson interval, tracking, and what had no
-    verdict. Rates are never pooled across links."""
+    """One line per link: its contradictions' violation rate with the Wilson interval, tracking, what had no verdict,
+    and the link's own controls (how often the answer held under each). Rates are never pooled across links."""
     lines = []
     for link, a in report.by_link.items():
         ci = a.violation_rate_ci
@@ -282,7 +283,8 @@ def link_lines(report: AuditReport) -> list[str]:
             + f"; not decisive {a.not_decisive}, no commitment {a.no_commitment}, n/a {a.not_applicable}, "
             f"failed {a.failed}"
         )
-        lines.append(line)
+        controls = controls_summary(report, link)
+        lines.append(line + (f"; controls (answer held): {controls}" if controls else ""))
     return lines
 
 

@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from ariadne_lc.cli._audit_cmd import load_graph, parse_interventions, parse_step
+from ariadne_lc.cli._audit_cmd import LINK_HELP, load_graph, parse_interventions, parse_links, parse_step
 from ariadne_lc.cli._common import console, one_line_errors
 
 __all__ = ["poll"]
@@ -43,15 +43,18 @@ def poll(
     write_verdicts: Annotated[
         bool, typer.Option("--write-verdicts", help="Put each verdict in its thread's metadata.")
     ] = False,
+    link: Annotated[list[str] | None, typer.Option(help=LINK_HELP)] = None,
 ) -> None:
     """Poll a LangGraph Server for finished turns, sample them into the job store, audit them."""
+    links = parse_links(link)  # a bad name is one line before anything is contacted
+    kinds, selector = parse_interventions(interventions), parse_step(step)
     if jobs.startswith(("postgresql://", "postgres://")):
         from ariadne_lc.distributed._preflight import check_database
 
         check_database(jobs, option="--jobs")  # a wrong port or password: one line now, not a pool's long wait
     from ariadne_lc.server import RemoteAuditor, ServerPoller
 
-    remote = RemoteAuditor(load_graph(graph), server, api_key=api_key, write_verdicts=write_verdicts)
+    remote = RemoteAuditor(load_graph(graph), server, api_key=api_key, write_verdicts=write_verdicts, links=links)
     remote.server.check()
     poller = ServerPoller(
         remote,
@@ -59,8 +62,9 @@ def poll(
         jobs=jobs,
         sample_rate=sample_rate,
         max_threads_per_poll=max_threads_per_poll,
-        interventions=parse_interventions(interventions),
-        step=parse_step(step),
+        interventions=kinds,
+        step=selector,
+        links=links,
         max_audits_per_minute=max_audits_per_minute,
         max_model_calls_per_hour=max_model_calls_per_hour,
     )

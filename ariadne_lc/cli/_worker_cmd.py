@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import typer
 
-from ariadne_lc.cli._audit_cmd import parse_interventions, parse_step
+from ariadne_lc.cli._audit_cmd import LINK_HELP, parse_interventions, parse_links, parse_step
 from ariadne_lc.cli._common import EXIT_GATE, console, fail, one_line_errors
 
 __all__ = ["check_service", "worker", "workers"]
@@ -67,6 +67,9 @@ def worker(
         ),
     ] = "logic_flip",
     step: Annotated[str, typer.Option(help="auto, all, or a step index, for jobs stored without a plan.")] = "auto",
+    link: Annotated[
+        list[str] | None, typer.Option(help=LINK_HELP + " A job whose plan names links is audited on those.")
+    ] = None,
     audit_timeout: Annotated[float, typer.Option(help="Seconds an audit attempt may take.")] = 300.0,
     lease: Annotated[float, typer.Option(help="Seconds a claim survives without a heartbeat.")] = 120.0,
     max_attempts: Annotated[int, typer.Option(help="Attempts per job.")] = 3,
@@ -86,6 +89,8 @@ def worker(
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
     """Consume audit tasks: claim each job in Postgres, audit it on your graph, commit the results once."""
+    links = parse_links(link)  # bad options are one line before any service is contacted
+    kinds, selector = tuple(parse_interventions(interventions)), parse_step(step)
     from ariadne_lc.distributed import WorkerConfig, broker_kind, run_worker
 
     for name, url in (("--jobs", jobs), ("--checkpointer", checkpointer)):
@@ -105,8 +110,9 @@ def worker(
         checkpointer_url=checkpointer,
         concurrency=concurrency,
         pool=pool,
-        interventions=tuple(parse_interventions(interventions)),
-        step=parse_step(step),
+        interventions=kinds,
+        step=selector,
+        links=links,
         lease=lease,
         audit_timeout=audit_timeout,
         max_attempts=max_attempts,

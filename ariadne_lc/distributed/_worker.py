@@ -45,6 +45,7 @@ from ariadne_lc.distributed._liveness import Activity
 from ariadne_lc.errors import ConfigurationError, JobNotFoundError, StoreError, TraceError
 from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, Job, JobStore, retryable_error
 from ariadne_lc.online._jobs import new_owner
+from ariadne_lc.online._runner import with_links
 from ariadne_lc.online._worker import AuditRunner, failed_result
 from ariadne_lc.otel import audit_span_attributes
 from ariadne_lc.records import AuditResult
@@ -256,10 +257,11 @@ class AuditWorker(JobClaims):
         # The plan the serving side stored with the job; the worker's own --step/--interventions only
         # for jobs stored without one.
         step, interventions = (job.plan.step, job.plan.interventions) if job.plan else (self.step, self.interventions)
+        auditor = with_links(self.auditor, job.plan.links if job.plan else None)  # the job's links, if it names any
 
         def audit() -> list[AuditResult]:
             with audit_span_attributes(attributes):
-                return self.auditor.audit(job.trace, step, interventions)
+                return auditor.audit(job.trace, step, interventions)
 
         return _with_timeout(audit, self.audit_timeout, f"ariadne-audit-{job.job_id[:8]}")
 

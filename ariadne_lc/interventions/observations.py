@@ -8,10 +8,15 @@ The rule form (:class:`RuleObservationSwapper`, offline, deterministic) changes 
 format and magnitude: 108 -> 140, 3.5 -> 4.5), else the last yes/no or true/false (flipped). Free text without either
 (a name, a sentence) needs a model: :class:`LLMObservationSwapper` asks one for the same text with the key value
 changed, and refuses a reply that is the output itself or no single-value edit of it.
+
+The link's controls, as for thoughts (planned beside a swap, one per output): the ``rerun`` serves the output as
+recorded (the answer's own replay variability), the ``paraphrase`` placebo serves it said differently with the same
+value (:func:`placebo_output`: a JSON value re-serialised, a bare value put in a sentence, other text prefixed).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Final, Protocol, runtime_checkable
 
@@ -28,6 +33,7 @@ __all__ = [
     "ObservationSwapper",
     "RuleObservationSwapper",
     "observation_context",
+    "placebo_output",
 ]
 
 OBSERVATION_SWAP: Final = "observation_swap"
@@ -104,6 +110,42 @@ class RuleObservationSwapper:
             swapped=None,
             method="no number or yes/no in the tool output to swap (free text needs LLMObservationSwapper)",
         )
+
+
+_BARE = re.compile(r"-?\d[\d,]*(?:\.\d+)?|yes|no|true|false", re.I)
+
+
+def placebo_output(output: str) -> ObservationEdit:
+    """The output said differently with the same value: the ``observation->answer`` placebo (rule form, deterministic).
+
+    A JSON object or array is re-serialised (indented when compact, else compact), a bare number, yes/no or JSON
+    string is put in a sentence (``"32"`` -> ``"The result is 32."``), other text gets a ``"Result: "`` prefix. Every
+    value stays, in its order: an agent that reads its tools answers as before.
+
+    Examples:
+        >>> placebo_output("32").swapped
+        'The result is 32.'
+        >>> placebo_output('{"a": 1, "b": [2, 3]}').swapped
+        '{"a":1,"b":[2,3]}'
+    """
+    text = output.strip()
+    if not text:
+        return ObservationEdit(swapped=None, method="an empty tool output has no value to restate")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, dict | list):
+        compact = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        rewritten = compact if text != compact else json.dumps(value, indent=2, ensure_ascii=False)
+        if rewritten == text:  # [] or {}: nothing to restate
+            return ObservationEdit(swapped=None, method="an empty JSON value has no other serialisation")
+        return ObservationEdit(swapped=rewritten, method="rule:json")
+    if isinstance(value, str) and "\n" not in value:
+        return ObservationEdit(swapped=f"The result is {value}.", method="rule:sentence")
+    if _BARE.fullmatch(text):
+        return ObservationEdit(swapped=f"The result is {text}.", method="rule:sentence")
+    return ObservationEdit(swapped=f"Result: {output}", method="rule:prefix")
 
 
 _SWAP_SYSTEM = (

@@ -45,9 +45,11 @@ from ariadne_lc.online._lifecycle import Lifecycle, ShutdownReport
 from ariadne_lc.online._metrics import MetricsExporter, OnlineStats
 from ariadne_lc.online._open import open_job_store
 from ariadne_lc.online._persister import Dispatcher, Persister
+from ariadne_lc.online._runner import with_links
 from ariadne_lc.online._sampler import Budget, RateLimiter, RunFilter, Sampler
 from ariadne_lc.online._worker import AuditEngine, AuditRunner
 from ariadne_lc.recorder import AriadneCallbackHandler, SpanContextGetter
+from ariadne_lc.records import Link
 from ariadne_lc.store import TraceStore
 from ariadne_lc.trace import Trace
 
@@ -128,6 +130,9 @@ class OnlineAuditor(RunControls):
         max_audits_per_minute: Rate limit (token bucket); sampled runs beyond it are skipped and counted.
         max_model_calls_per_hour: Budget of audit model calls; sampled runs beyond it are skipped and counted.
         step, interventions: What each audit does (see :meth:`Auditor.audit <ariadne_lc.Auditor.audit>`).
+        links: Which links each audit audits (:data:`~ariadne_lc.records.LINKS`; see ``Auditor(links=...)``), applied
+            to ``auditor`` (or the default one) and stored with each job, so that a fleet's workers audit the same
+            links. ``None``: the auditor's own.
         max_queue_size: Bound on unfinished jobs (buffer + store backlog); beyond it the newest sampled
             run is dropped, counted and warned about.
         max_batch_size: Jobs persisted per transaction.
@@ -171,6 +176,7 @@ class OnlineAuditor(RunControls):
         max_model_calls_per_hour: int | None = None,
         step: StepSelector = "auto",
         interventions: str | Sequence[str] = ("logic_flip",),
+        links: Sequence[Link] | None = None,
         max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
         max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
         persist_interval: float = DEFAULT_PERSIST_INTERVAL,
@@ -214,7 +220,9 @@ class OnlineAuditor(RunControls):
             if max_model_calls_per_hour is None
             else Budget(max_model_calls_per_hour, initial_estimate=float(len(types)))
         )
-        self.auditor = auditor if auditor is not None else Auditor(graph, tracer_provider=tracer_provider)
+        base = auditor if auditor is not None else Auditor(graph, tracer_provider=tracer_provider)
+        self.auditor = with_links(base, None if links is None else tuple(links))
+        named = None if links is None else tuple(getattr(self.auditor, "links", links))
         worker_auditor, result_stores = split_result_stores(self.auditor)
         self.step: StepSelector = step
         self.interventions = types
@@ -266,7 +274,7 @@ class OnlineAuditor(RunControls):
             on_committed=lambda: self._life.notify_workers(),
             wake=wake,
             # Stored with each job: a fleet's workers audit it as asked here, whatever their own flags.
-            plan=AuditPlan(step=step, interventions=types),
+            plan=AuditPlan(step=step, interventions=types, links=named),
         )
         forward = ResultForwarder(result_stores, on_error=self._admission.count_error) if result_stores else None
         engine_factory = partial(

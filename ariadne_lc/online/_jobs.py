@@ -13,9 +13,9 @@ back to ``pending`` with a later ``next_attempt_at``. Every move is one transact
   :meth:`~JobStore.release` hands them back at shutdown, and :meth:`~JobStore.reclaim` frees the
   jobs of a worker process that is known to be dead.
 
-Results are keyed by (job id, step, intervention) and carry a deterministic ``result_id``, so a
-copy forwarded elsewhere stays idempotent. Backends, each passing one conformance suite
-(``tests/online/test_jobs.py``): :class:`~ariadne_lc.online.InMemoryJobStore` (the reference),
+Results are keyed by (job id, step, intervention; then the link when it is not ``thought->answer``) and
+carry a deterministic ``result_id``, so a copy forwarded elsewhere stays idempotent. Backends, each passing
+one conformance suite (``tests/online/test_jobs.py``): :class:`~ariadne_lc.online.InMemoryJobStore` (the reference),
 :class:`~ariadne_lc.online.SQLiteJobStore` (the default: one machine, several processes) and
 :class:`~ariadne_lc.online.PostgresJobStore` (many machines; the ``postgres`` extra).
 :func:`~ariadne_lc.online.open_job_store` turns a path or a URI into one of them.
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ariadne_lc.records import AuditResult
+from ariadne_lc.records import AuditResult, Link
 from ariadne_lc.trace import Trace
 
 if TYPE_CHECKING:
@@ -79,11 +79,17 @@ class AuditPlan:
     """Which step(s) to intervene on (see :meth:`Auditor.audit <ariadne_lc.Auditor.audit>`)."""
     interventions: tuple[str, ...]
     """The intervention types, in order."""
+    links: tuple[Link, ...] | None = None
+    """The links to audit, when the sampling side named them (``OnlineAuditor(links=...)``); ``None``: every link
+    the auditing side's auditor audits."""
 
     def to_json(self) -> str:
-        """The plan as the job stores keep it."""
+        """The plan as the job stores keep it (``links`` only when named: a plan without them reads as before)."""
         step: Any = self.step if isinstance(self.step, int | str) else [int(i) for i in self.step]
-        return json.dumps({"step": step, "interventions": list(self.interventions)})
+        data: dict[str, Any] = {"step": step, "interventions": list(self.interventions)}
+        if self.links is not None:
+            data["links"] = list(self.links)
+        return json.dumps(data)
 
     @classmethod
     def from_json(cls, text: str | None) -> AuditPlan | None:
@@ -91,8 +97,12 @@ class AuditPlan:
         if not text:
             return None
         data = json.loads(text)
-        step = data["step"]
-        return cls(step=tuple(step) if isinstance(step, list) else step, interventions=tuple(data["interventions"]))
+        step, links = data["step"], data.get("links")
+        return cls(
+            step=tuple(step) if isinstance(step, list) else step,
+            interventions=tuple(data["interventions"]),
+            links=None if links is None else tuple(links),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +172,14 @@ def _zombie(pid: int) -> bool:
 
 
 def result_key(result: AuditResult) -> str:
-    """The key of a result within its job: step and intervention."""
-    return f"{result.step_index}:{result.intervention_type}"
+    """The key of a result within its job: step and intervention, then the link when it is not ``thought->answer``
+    (one edit is audited on several links) and, on ``observation->answer``, the tool call whose output changed (one
+    output at a time). A ``thought->answer`` result keeps the key it had before links."""
+    key = f"{result.step_index}:{result.intervention_type}"
+    if result.link == "thought->answer":
+        return key
+    call = "" if result.observation is None else f":{result.observation.call_id or ''}"
+    return f"{key}:{result.link}{call}"
 
 
 def stored_result(job_id: str, result: AuditResult) -> AuditResult:

@@ -12,15 +12,16 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from ariadne_lc.audit import StepSelector
 from ariadne_lc.audit._config import Interventions
 from ariadne_lc.audit._sinks import AuditSink
-from ariadne_lc.records import AuditResult, ReplayMode
+from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.records import AuditResult, Link, ReplayMode
 from ariadne_lc.trace import Trace
 
-__all__ = ["AuditRunner", "in_daemon_thread"]
+__all__ = ["AuditRunner", "in_daemon_thread", "with_links"]
 
 T = TypeVar("T")
 
@@ -44,6 +45,23 @@ class AuditRunner(Protocol):
     async def aaudit(
         self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
     ) -> list[AuditResult]: ...
+
+
+def with_links(auditor: AuditRunner, links: Sequence[Link] | None) -> AuditRunner:
+    """``auditor`` auditing ``links`` (its ``with_links``, as :class:`~ariadne_lc.Auditor` and
+    :class:`~ariadne_lc.server.RemoteAuditor` have); ``None``: ``auditor`` itself.
+
+    Raises:
+        ConfigurationError: An unknown link, a link the auditor cannot audit, or an auditor without ``with_links``.
+    """
+    if links is None:
+        return auditor
+    method = getattr(auditor, "with_links", None)
+    if method is None:
+        raise ConfigurationError(
+            f"links {list(links)} need an auditor with a with_links method; {type(auditor).__name__} has none"
+        )
+    return cast(AuditRunner, method(links))
 
 
 def in_daemon_thread(fn: Callable[[], T], name: str) -> asyncio.Future[T]:

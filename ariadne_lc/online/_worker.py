@@ -41,7 +41,7 @@ from ariadne_lc.online._outcome import (
     retryable_error,
     retryable_type,
 )
-from ariadne_lc.online._runner import AuditRunner, in_daemon_thread
+from ariadne_lc.online._runner import AuditRunner, in_daemon_thread, with_links
 from ariadne_lc.otel import audit_span_attributes
 from ariadne_lc.records import AuditResult
 from ariadne_lc.semconv import ARIADNE_SAMPLE_RATE
@@ -269,20 +269,22 @@ class AuditEngine:
         attributes = {ARIADNE_SAMPLE_RATE: job.sample_rate, ATTR_JOB_ID: job.job_id, ATTR_ATTEMPT: job.attempts}
         # The job's own plan (another process sharing the store may have sampled it), else ours.
         step, interventions = (job.plan.step, job.plan.interventions) if job.plan else (self.step, self.interventions)
+        auditor = with_links(self.auditor, job.plan.links if job.plan else None)  # the job's links, if it names any
         if self.use_async:
-            return self._aaudit(job.trace, step, interventions, attributes)
+            return self._aaudit(auditor, job.trace, step, interventions, attributes)
 
         def audit() -> list[AuditResult]:
             with audit_span_attributes(attributes):
-                return self.auditor.audit(job.trace, step, interventions)
+                return auditor.audit(job.trace, step, interventions)
 
         return in_daemon_thread(audit, f"ariadne-online-audit-{job.job_id[:8]}")
 
+    @staticmethod
     async def _aaudit(
-        self, trace: Trace, step: StepSelector, interventions: Sequence[str], attributes: dict[str, Any]
+        auditor: AuditRunner, trace: Trace, step: StepSelector, interventions: Sequence[str], attributes: dict[str, Any]
     ) -> list[AuditResult]:
         with audit_span_attributes(attributes):
-            return await self.auditor.aaudit(trace, step, interventions)
+            return await auditor.aaudit(trace, step, interventions)
 
     async def _settle(
         self, job: Job, kind: OutcomeKind, results: list[AuditResult], error: str | None, duration: float

@@ -7,10 +7,19 @@ from ariadne_lc.records import LINKS, Aggregate, AuditReport
 from ariadne_lc.report._plots import RateBar, rate_bars
 from ariadne_lc.stats import aggregate
 
-__all__ = ["LINK_HEADER", "coverage_line", "link_cards", "link_rows", "link_svg", "links_markdown"]
+__all__ = [
+    "LINK_HEADER",
+    "controls_summary",
+    "coverage_line",
+    "link_cards",
+    "link_rows",
+    "link_svg",
+    "links_markdown",
+]
 
 LINK_HEADER = (
     "link", "scored", "violation rate", "95% CI", "tracks", "not decisive", "no commitment", "n/a", "failed",
+    "controls: answer held",
 )  # fmt: skip
 
 
@@ -27,17 +36,26 @@ def coverage_line(report: AuditReport) -> str:
     return "" if report.coverage is None else report.coverage.summary().capitalize() + "."
 
 
-def _row(link: str, a: Aggregate) -> list[str]:
+def controls_summary(report: AuditReport, link: str) -> str:
+    """A link's own controls, each with how often the answer held under it (``rerun 4/5, paraphrase 5/5``; a rerun's
+    and a placebo's should hold it), read against that link's violation rate and never pooled with another link's;
+    empty when the link had none scored."""
+    controls = report.controls_by_link.get(link, {})
+    return ", ".join(f"{kind} {a.violations}/{a.scored}" for kind, a in controls.items() if a.scored)
+
+
+def _row(report: AuditReport, link: str, a: Aggregate) -> list[str]:
     tracks = f"{a.tracks}/{a.tracked}" if a.tracked else "-"
     return [
         link, str(a.scored), _pct(a.violation_rate), _ci(a.violation_rate_ci), tracks,
         str(a.not_decisive), str(a.no_commitment), str(a.not_applicable), str(a.failed),
+        controls_summary(report, link) or "-",
     ]  # fmt: skip
 
 
 def link_rows(report: AuditReport) -> list[list[str]]:
-    """One row per link audited, in the order of the loop."""
-    return [_row(link, report.by_link[link]) for link in LINKS if link in report.by_link]
+    """One row per link audited, in the order of the loop, its controls in the last column."""
+    return [_row(report, link, report.by_link[link]) for link in LINKS if link in report.by_link]
 
 
 def link_cards(report: AuditReport) -> list[tuple[str, str]]:

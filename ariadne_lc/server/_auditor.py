@@ -16,7 +16,7 @@ from ariadne_lc.audit._config import Interventions
 from ariadne_lc.audit._plan import DEFAULT_MIN_THOUGHT_CHARS, intervention_names
 from ariadne_lc.audit._sinks import FinishedAudit, dispatch
 from ariadne_lc.errors import AriadneError, ConfigurationError, ServerError, TraceError
-from ariadne_lc.records import AuditReport, AuditResult, ReplayMode
+from ariadne_lc.records import AuditReport, AuditResult, Link, ReplayMode
 from ariadne_lc.server._client import ServerThreads
 from ariadne_lc.server._seed import check_shape, seed_saver
 from ariadne_lc.server._traces import traces_from_history
@@ -144,6 +144,19 @@ class RemoteAuditor:
         other = copy.copy(self)
         other._template = self._template.with_sinks(sinks)
         return other
+
+    def with_links(self, links: Sequence[Link] | None) -> RemoteAuditor:
+        """The same remote auditor auditing ``links`` instead (see :meth:`ariadne_lc.Auditor.with_links`); it
+        shares this one's server connection."""
+        other = copy.copy(self)
+        other._template = self._template.with_links(links)
+        other._options = {**self._options, "links": links}
+        return other
+
+    @property
+    def links(self) -> tuple[Link, ...]:
+        """The links every audit audits (see :attr:`ariadne_lc.Auditor.links`)."""
+        return self._template.links
 
     # -- reading -----------------------------------------------------------------------------------
 

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 from langchain_core.messages import AIMessage
 
-from ariadne_lc.interventions.observations import LLMObservationSwapper, RuleObservationSwapper
+from ariadne_lc.interventions.implied import RuleReader
+from ariadne_lc.interventions.observations import (
+    LLMObservationSwapper,
+    RuleObservationSwapper,
+    observation_context,
+    placebo_output,
+)
 from ariadne_lc.testing import ScriptedChatModel
 
 
@@ -28,3 +36,30 @@ def test_the_model_swap_is_refused_when_it_changes_nothing() -> None:
     edit = LLMObservationSwapper(other).swap("Nairobi", tool="capital_of")
     assert (edit.swapped, edit.method) == ("Mombasa", "llm")
     assert LLMObservationSwapper(other).swap("108", tool="multiply").method == "rule:number"  # the rule first
+
+
+def test_the_placebo_restates_the_output_with_every_value_in_place() -> None:
+    assert placebo_output("32").swapped == "The result is 32."
+    assert placebo_output("-3.5").swapped == "The result is -3.5."
+    assert placebo_output("yes").swapped == "The result is yes."
+    assert placebo_output('"Madrid"').swapped == "The result is Madrid."
+    compact = placebo_output('{"city": "Madrid", "population": [3, 4]}')
+    assert (compact.swapped, compact.method) == ('{"city":"Madrid","population":[3,4]}', "rule:json")
+    spaced = placebo_output('{"a":1}').swapped
+    assert spaced is not None and json.loads(spaced) == {"a": 1} and spaced != '{"a":1}'
+    assert placebo_output("Madrid is the capital, 3.3 million people").swapped == (
+        "Result: Madrid is the capital, 3.3 million people"
+    )
+    for nothing in ("", "  ", "[]", "{}"):
+        assert placebo_output(nothing).swapped is None
+    assert placebo_output("108") == placebo_output("108")  # deterministic
+
+
+def test_the_placebo_keeps_the_value_a_reader_reads() -> None:
+    reader = RuleReader()
+    for output in ("108", '{"result": 108}', "The product is 108"):
+        edit = placebo_output(output)
+        assert edit.swapped is not None
+        before = reader.read("How many?", observation_context("I multiply.", "multiply", output)).answer
+        after = reader.read("How many?", observation_context("I multiply.", "multiply", edit.swapped)).answer
+        assert before == after == "108", (output, edit.swapped)

@@ -65,3 +65,23 @@ def test_poll_command_once_audits_the_assistants_new_turns(langgraph_server: Ser
     assert again.returncode == 0, again.stderr
     assert len(store.list_results()) == len(results)  # nothing audited twice
     store.close()
+
+
+def test_poll_command_audits_only_the_chosen_links(langgraph_server: Server, tmp_path: Path) -> None:
+    """``poll --link``: the results of the polled turns carry only the link asked for, and so does each job's plan."""
+    thread = _ask(langgraph_server, "polled", QUESTION)
+    shutil.copy(langgraph_server.folder / "deployed.py", tmp_path / "deployed.py")
+    command = [str(Path(sys.executable).with_name("ariadne-lc")), "poll", "--server", langgraph_server.url]
+    command += ["--assistant", "polled", "--graph", "deployed:polled", "--jobs", "jobs.db", "--sample-rate", "1"]
+    command += ["--interventions", "logic_flip,observation_swap,rerun", "--link", "observation->answer", "--once"]
+    env = {k: v for k, v in server_env({}).items() if k != "ARIADNE_TRACES"}
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr + done.stdout
+    store = SQLiteJobStore(tmp_path / "jobs.db")
+    mine = [r for r in store.list_results() if r.thread_id == thread]
+    assert sorted((r.intervention_type, r.link, r.status) for r in mine) == [
+        ("observation_swap", "observation->answer", "scored"),
+        ("rerun", "observation->answer", "scored"),
+    ]
+    assert {j.plan.links for j in store.list_jobs() if j.plan} == {("observation->answer",)}
+    store.close()
