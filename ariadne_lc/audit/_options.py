@@ -157,7 +157,7 @@ class ReplayOptions:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ScoringOptions:
-    """How the auditor scores a replay and reports a batch (docs/method.md#the-violation-rule-τ-λ)."""
+    """How the auditor scores a replay and reports a batch (docs/method.md#violation)."""
 
     scorer: SimilarityScorer | None = None
     """Computes S(a, a*); ``None``: :class:`~ariadne_lc.scoring.AnswerMatchScorer`."""
