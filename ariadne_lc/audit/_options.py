@@ -273,7 +273,6 @@ def gather(
     replay: ReplayOptions | None = None,
     scoring: ScoringOptions | None = None,
     output: OutputOptions | None = None,
-    caller: str = "Auditor.__init__()",
 ) -> tuple[InterventionOptions, ReplayOptions, ScoringOptions, OutputOptions]:
     """The four option objects: those given (or the defaults), with each flat keyword routed into its own.
 
@@ -285,7 +284,7 @@ def gather(
     known = {f.name for o in (DEFAULT_INTERVENTION, DEFAULT_REPLAY, DEFAULT_SCORING, DEFAULT_OUTPUT) for f in fields(o)}
     for name in flat:
         if name not in known:
-            raise TypeError(f"{caller} got an unexpected keyword argument {name!r}")
+            raise TypeError(f"Auditor.__init__() got an unexpected keyword argument {name!r}")
     return (
         _merge("intervention", intervention, DEFAULT_INTERVENTION, flat),
         _merge("replay", replay, DEFAULT_REPLAY, flat),
