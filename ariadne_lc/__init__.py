@@ -5,9 +5,9 @@ step, replay the agent's own graph from its checkpoint in an isolated thread, sc
 answer moved), and read the scores as OpenTelemetry spans next to the agent trace. Audit a sample of
 live traffic in the background with :class:`OnlineAuditor`.
 
-The top level holds what wrapping an agent needs: the handler, the stores, the auditors, the critics
-and scorers, the results and the errors. Everything else lives in its module: the records and the
-statistics' return types in :mod:`ariadne_lc.records`, the trace's parts in :mod:`ariadne_lc.trace`,
+The top level holds what wrapping an agent needs: the handler, the stores, the auditors and their
+options, the critics and scorers, the results and the errors. Everything else lives in its module: the
+records and the statistics' return types in :mod:`ariadne_lc.records`, the trace's parts in :mod:`ariadne_lc.trace`,
 sinks and step selection in :mod:`ariadne_lc.audit`, the replayer in :mod:`ariadne_lc.replay`, the
 online machinery in :mod:`ariadne_lc.online`. Importing the package loads neither scipy nor numpy
 (statistics import them when they first compute) nor the CLI's typer and rich.
@@ -16,7 +16,7 @@ online machinery in :mod:`ariadne_lc.online`. Importing the package loads neithe
 from typing import TYPE_CHECKING, Any
 
 from ariadne_lc._version import __version__
-from ariadne_lc.audit import Auditor
+from ariadne_lc.audit import Auditor, InterventionOptions, OutputOptions, ReplayOptions, ScoringOptions
 from ariadne_lc.errors import (
     AriadneError,
     ConfigurationError,
@@ -86,6 +86,7 @@ __all__ = [
     "FirstConclusiveScorer",
     "InMemoryResultStore",
     "InMemoryTraceStore",
+    "InterventionOptions",
     "InterventionType",
     "LLMCritic",
     "LLMJudge",
@@ -95,13 +96,16 @@ __all__ = [
     "NotReplayableError",
     "NumericAnswerScorer",
     "OnlineAuditor",
+    "OutputOptions",
     "ReplayDidNotFinishError",
     "ReplayError",
+    "ReplayOptions",
     "ResultStore",
     "RuleCritic",
     "RuleParaphraser",
     "SQLiteResultStore",
     "SQLiteTraceStore",
+    "ScoringOptions",
     "StepNotFoundError",
     "StoreError",
     "Trace",

@@ -18,6 +18,7 @@ EXPECTED = [
     "FirstConclusiveScorer",
     "InMemoryResultStore",
     "InMemoryTraceStore",
+    "InterventionOptions",
     "InterventionType",
     "LLMCritic",
     "LLMJudge",
@@ -27,13 +28,16 @@ EXPECTED = [
     "NotReplayableError",
     "NumericAnswerScorer",
     "OnlineAuditor",
+    "OutputOptions",
     "ReplayDidNotFinishError",
     "ReplayError",
+    "ReplayOptions",
     "ResultStore",
     "RuleCritic",
     "RuleParaphraser",
     "SQLiteResultStore",
     "SQLiteTraceStore",
+    "ScoringOptions",
     "StepNotFoundError",
     "StoreError",
     "Trace",
@@ -44,7 +48,8 @@ EXPECTED = [
     "flush_traces",
     "record",
 ]
-"""What wrapping an agent needs: the handler, the stores, the auditors, critics and scorers, results, errors."""
+"""What wrapping an agent needs: the handler, the stores, the auditors and their options, critics and scorers, results,
+errors."""
 
 
 def test_all_is_sorted_complete_and_importable() -> None:

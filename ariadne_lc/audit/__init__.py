@@ -13,22 +13,43 @@ intervenes on several steps at once when ``step`` is a list of indices (docs/met
 
 The package follows the data flow: ``_plan`` (which audits; bad requests fail here, before any work),
 ``_run`` (intervene, replay, score: one flow for sync and async), ``_assemble`` (the record, a pure
-function), ``_sinks`` (where records go), ``_auditor`` (the front). Failures of one audit (a critic
+function), ``_sinks`` (where records go), ``_options`` (the auditor's options, four small frozen objects),
+``_auditor`` (the front). Failures of one audit (a critic
 model that raised, a replay that broke) are recorded in its result (``status="failed"``, with
 ``error_type``) so that a batch goes on and nothing already computed is lost.
 """
 
 from ariadne_lc.audit._auditor import Auditor
+from ariadne_lc.audit._options import (
+    DEFAULT_INTERVENTION,
+    DEFAULT_OUTPUT,
+    DEFAULT_REPLAY,
+    DEFAULT_SCORING,
+    AuditorOptions,
+    InterventionOptions,
+    OutputOptions,
+    ReplayOptions,
+    ScoringOptions,
+)
 from ariadne_lc.audit._plan import DEFAULT_MIN_THOUGHT_CHARS, StepSelector, select_steps
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, ResultStoreSink, ScoreWriteBackSink, SpanSink
 
 __all__ = [
+    "DEFAULT_INTERVENTION",
     "DEFAULT_MIN_THOUGHT_CHARS",
+    "DEFAULT_OUTPUT",
+    "DEFAULT_REPLAY",
+    "DEFAULT_SCORING",
     "AuditSink",
     "Auditor",
+    "AuditorOptions",
     "FinishedAudit",
+    "InterventionOptions",
+    "OutputOptions",
+    "ReplayOptions",
     "ResultStoreSink",
     "ScoreWriteBackSink",
+    "ScoringOptions",
     "SpanSink",
     "StepSelector",
     "select_steps",

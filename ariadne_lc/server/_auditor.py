@@ -13,14 +13,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc.audit import Auditor, StepSelector, select_steps
 from ariadne_lc.audit._config import Interventions
-from ariadne_lc.audit._plan import DEFAULT_MIN_THOUGHT_CHARS, intervention_names
+from ariadne_lc.audit._plan import intervention_names
 from ariadne_lc.audit._sinks import FinishedAudit, dispatch
 from ariadne_lc.errors import AriadneError, ConfigurationError, ServerError, TraceError
 from ariadne_lc.records import AuditReport, AuditResult, Link, ReplayMode
 from ariadne_lc.server._client import ServerThreads
 from ariadne_lc.server._seed import check_shape, seed_saver
 from ariadne_lc.server._traces import traces_from_history
-from ariadne_lc.stats import DEFAULT_CONFIDENCE, DEFAULT_RRR_THRESHOLD, DEFAULT_SEED, build_report
+from ariadne_lc.stats import build_report
 from ariadne_lc.trace import Step, Trace
 
 __all__ = ["VERDICT_KEY_PREFIX", "RemoteAuditor", "verdict_metadata"]
@@ -72,8 +72,9 @@ class RemoteAuditor:
         check_shape: Before the first audit of an assistant's thread, compare the local graph's state
             keys and nodes with the ones the server describes for that assistant (the checkpoints
             themselves are always checked).
-        **auditor_options: Keyword arguments of :class:`~ariadne_lc.Auditor` (critic, scorer, tool
-            policy, safe tools, τ, λ, result store, sinks, tracer provider, ...).
+        **auditor_options: Keyword arguments of :class:`~ariadne_lc.Auditor`: its option objects
+            (``intervention=``, ``replay=``, ``scoring=``, ``output=``) or their flat shorthands (critic, scorer,
+            tool policy, safe tools, τ, λ, result store, sinks, tracer provider, ...).
 
     Examples:
         >>> auditor = RemoteAuditor(graph, "http://127.0.0.1:2024")  # doctest: +SKIP
@@ -107,7 +108,6 @@ class RemoteAuditor:
         self.write_verdicts = write_verdicts
         self.check_shape = check_shape
         self._shapes: dict[str, tuple[set[str], set[str]]] = {}
-        self._options = dict(auditor_options)
         # validates every option now; each audit runs this auditor on a graph over that thread's seeded saver
         self._template = Auditor(graph.copy(update={"checkpointer": InMemorySaver()}), **auditor_options)
         self.verdict_errors = 0
@@ -167,8 +167,8 @@ class RemoteAuditor:
     # -- auditing ----------------------------------------------------------------------------------
 
     def _steps(self, trace: Trace, step: StepSelector) -> list[Step]:
-        min_chars = int(self._options.get("min_thought_chars", DEFAULT_MIN_THOUGHT_CHARS))
-        return [trace.step(k) for k in select_steps(trace, step, min_thought_chars=min_chars)]
+        chosen = select_steps(trace, step, min_thought_chars=self._template.min_thought_chars)
+        return [trace.step(k) for k in chosen]
 
     def auditor_for(self, trace: Trace, step: StepSelector = "auto") -> Auditor:
         """An :class:`~ariadne_lc.Auditor` on the local graph over the server checkpoints ``trace`` needs.
@@ -241,12 +241,9 @@ class RemoteAuditor:
 
         with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="ariadne-remote") as pool:
             out = [r for chunk in pool.map(one, list(traces)) for r in chunk]
-        options = self._options
+        template = self._template  # its options, however they were given (flat or in option objects)
         return build_report(
-            out,
-            confidence=options.get("confidence", DEFAULT_CONFIDENCE),
-            seed=options.get("seed", DEFAULT_SEED),
-            rrr_threshold=options.get("rrr_threshold", DEFAULT_RRR_THRESHOLD),
+            out, confidence=template.confidence, seed=template.seed, rrr_threshold=template.rrr_threshold
         )
 
     def _verdict(self, trace: Trace, results: Sequence[AuditResult]) -> None:

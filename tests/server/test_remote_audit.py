@@ -8,12 +8,15 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_sdk import get_sync_client
 
 from ariadne_lc import SQLiteTraceStore
+from ariadne_lc.audit import InterventionOptions, ScoringOptions
 from ariadne_lc.errors import GraphMismatchError, ServerError, ServerUnavailableError, ThreadNotFoundError
 from ariadne_lc.server import VERDICT_KEY_PREFIX, RemoteAuditor, ServerThreads
 from ariadne_lc.trace import Trace
+from tests.helpers import MODELS, build_agent, record
 from tests.server import deployed
 from tests.server.conftest import API_KEY, Server, free_port, recorded_turns
 
@@ -232,3 +235,17 @@ def test_history_and_runs_are_read_page_by_page(langgraph_server: Server) -> Non
         runs, runs_paged = server.runs(thread), server.runs(thread, page=1)
     assert len(whole) > 6 and paged == whole
     assert len(runs) == 2 and runs_paged == runs
+
+
+def test_option_objects_reach_step_selection_and_the_batch_report() -> None:
+    """Given as objects or flat, the auditor's options decide the steps a remote audit seeds and its report."""
+    graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
+    trace = record(graph)
+    never = InterventionOptions(min_thought_chars=10**6, seed=3)
+    scoring = ScoringOptions(confidence=0.9, rrr_threshold=0.3)
+    with remote(graph, "http://127.0.0.1:9", intervention=never, scoring=scoring) as grouped:  # never contacted
+        assert grouped._steps(trace, "auto") == []
+        report = grouped.audit_batch([])
+    assert (report.confidence, report.seed, report.redundancy.threshold) == (0.9, 3, 0.3)
+    with remote(graph, "http://127.0.0.1:9", min_thought_chars=10**6) as flat:
+        assert flat._steps(trace, "auto") == []
