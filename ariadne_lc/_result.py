@@ -154,6 +154,9 @@ class ObservationSwap(BaseModel):
     """The output the replay served instead."""
     method: str
     """How the value was chosen (``rule:number``, ``rule:yes_no``, ``rule:entity``, ``llm``)."""
+    variant: int = 0
+    """Which other value this is when each output is given several (``Auditor(observation_swaps=...)``): 0 for
+    the swapper's first, 1 for that value swapped again, and so on."""
 
 
 class AuditResult(BaseModel):

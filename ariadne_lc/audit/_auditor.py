@@ -139,6 +139,7 @@ class Auditor(AuditorView, BatchAudits):
         self.confidence = rule.confidence
         self.rrr_threshold = rule.rrr_threshold
         self.min_thought_chars = made.min_thought_chars
+        self.observation_swaps = made.observation_swaps
         built: list[AuditSink] = [SpanSink(self.spans)]
         if out.result_store is not None:
             built.append(ResultStoreSink(out.result_store))
@@ -239,8 +240,9 @@ class Auditor(AuditorView, BatchAudits):
     def _audit_trace(self, trace: Trace, step: StepSelector, interventions: Interventions) -> Flow[list[AuditResult]]:
         self.check_graph(trace)
         planned = plan(
-            trace, step, interventions, seed=self.seed, min_thought_chars=self.min_thought_chars, links=self.links
-        )
+            trace, step, interventions, seed=self.seed, min_thought_chars=self.min_thought_chars, links=self.links,
+            observation_swaps=self.observation_swaps,
+        )  # fmt: skip
         if not planned:
             reason = nothing_to_audit_reason(trace, step, min_thought_chars=self.min_thought_chars)
             nothing = AuditResult.no_step_to_audit(trace, reason, replay_mode=self.replay_mode)

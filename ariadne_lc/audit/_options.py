@@ -73,6 +73,10 @@ class InterventionOptions:
     """Makes the ``observation_swap`` of the ``observation->answer`` link; ``None``:
     :class:`~ariadne_lc.interventions.observations.RuleObservationSwapper` (an
     :class:`~ariadne_lc.interventions.observations.LLMObservationSwapper` for free-text outputs)."""
+    observation_swaps: int = 1
+    """How many other values each tool output is given on ``observation->answer``, one audit each: the swapper's
+    value, then that value swapped again, and so on (several plausible false results per call; a value that repeats
+    one already tried is ``not_applicable``)."""
     thought_similarity: ThoughtSimilarity | None = None
     """sim(thought, thought') for intervention strength; ``None``: the order-aware word-sequence similarity (see
     :mod:`ariadne_lc.scoring.strength`; e.g. ``EmbeddingScorer().similarity`` for meaning)."""
@@ -98,6 +102,12 @@ class InterventionOptions:
     """Edits the gates read per audit (the critic's first and its revisions)."""
 
     def __post_init__(self) -> None:
+        if self.observation_swaps < 1:
+            raise ConfigurationError(
+                f"observation_swaps must be at least 1, got {self.observation_swaps}: it counts the other values each "
+                "tool output is given; to skip the observation->answer link, leave observation_swap out of the "
+                "interventions"
+            )
         if self.gate_attempts < 1:
             raise ConfigurationError(
                 f"gate_attempts must be at least 1, got {self.gate_attempts}: it counts the critic's first edit; "
@@ -234,6 +244,7 @@ class AuditorOptions(TypedDict, total=False):
     critic: Critic | None
     paraphraser: Critic | None
     swapper: ObservationSwapper | None
+    observation_swaps: int
     thought_similarity: ThoughtSimilarity | None
     min_thought_chars: int
     seed: int

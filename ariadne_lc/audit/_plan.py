@@ -48,6 +48,9 @@ class PlannedAudit:
     """The link of the agent's loop the audit cuts (docs/method.md#links)."""
     call_index: int | None = None
     """``observation->answer``: which of the step's tool calls has its output changed."""
+    variant: int = 0
+    """``observation_swap``: which other value the output is given (0: the swapper's first; each next one swaps
+    the previous value again, see ``Auditor(observation_swaps=...)``)."""
 
 
 def _substantive(thought: str, min_chars: int) -> bool:
@@ -157,13 +160,15 @@ def plan(
     seed: int,
     min_thought_chars: int = DEFAULT_MIN_THOUGHT_CHARS,
     links: Sequence[Link] = ("thought->answer",),
+    observation_swaps: int = 1,
 ) -> list[PlannedAudit]:
     """The audits to run on ``trace``: one per selected step (or one for a list of steps), name and link.
 
     Each thought intervention is planned on the thought links in ``links`` (``thought->answer`` first; a
     multi-step intervention on that link only); ``observation_swap`` on ``observation->answer``, once per tool call
-    of the step that has an output (one output changed at a time), and beside it the ``rerun`` and ``paraphrase``
-    controls when they are requested too (:data:`OBSERVATION_CONTROLS`: on that link, once per output as well).
+    of the step that has an output (one output changed at a time; ``observation_swaps`` other values each), and
+    beside it the ``rerun`` and ``paraphrase`` controls when they are requested too (:data:`OBSERVATION_CONTROLS`: on
+    that link, once per output as well).
 
     An empty list means the trace has nothing to audit (see :func:`nothing_to_audit_reason`).
 
@@ -201,9 +206,11 @@ def plan(
                     planned.append(PlannedAudit(kind=kind, steps=steps, selection=selection, link=link))
                     continue
                 calls = trace.step(steps[0]).tool_calls
+                variants = range(observation_swaps if kind in OBSERVATIONS else 1)
                 planned += [
-                    PlannedAudit(kind=kind, steps=steps, selection=selection, link=link, call_index=i)
+                    PlannedAudit(kind=kind, steps=steps, selection=selection, link=link, call_index=i, variant=v)
                     for i, call in enumerate(calls)
                     if call.output is not None
+                    for v in variants
                 ]
     return planned

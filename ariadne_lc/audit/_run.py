@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -198,14 +199,16 @@ class Runner:
         elif planned.kind == ControlType.PARAPHRASE:
             edit = placebo_output(output)
         else:
-            edit = yield Call(
-                lambda: swapper.swap(output, query=trace.query, tool=call.name),
-                lambda: aswap_with(swapper, output, query=trace.query, tool=call.name),
-            )
+            edit = yield from _other_value(swapper, output, planned.variant, query=trace.query, tool=call.name)
         if edit.swapped is None:
             return Made({k: Intervention.not_applicable(planned.kind, original, edit.method)})
         swap = ObservationSwap(
-            tool=call.name, call_id=call.id, original=output, swapped=edit.swapped, method=edit.method
+            tool=call.name,
+            call_id=call.id,
+            original=output,
+            swapped=edit.swapped,
+            method=edit.method,
+            variant=planned.variant,
         )
         made = Intervention(
             type=planned.kind,
@@ -317,6 +320,32 @@ class _NoRevision:
 
 
 _NO_REVISION = _NoRevision()
+
+
+def _other_value(
+    swapper: ObservationSwapper, output: str, variant: int, *, query: str, tool: str
+) -> Flow[ObservationEdit]:
+    """The ``variant``-th other value of ``output``: the swapper's edit, applied ``variant + 1`` times in a row (so
+    that any swapper, rule or model, gives several plausible values); one that repeats a value already tried (a
+    yes/no flipped twice) is no new value."""
+    seen = {output}
+    current = output
+    edit = ObservationEdit(swapped=None, method="no swap")
+    for n in range(variant + 1):
+        got: ObservationEdit = yield Call(
+            functools.partial(swapper.swap, current, query=query, tool=tool),
+            functools.partial(aswap_with, swapper, current, query=query, tool=tool),
+        )
+        edit = got
+        if edit.swapped is None:
+            return edit
+        if edit.swapped in seen:
+            return ObservationEdit(
+                swapped=None, method=f"other value {n + 1} repeats one already tried ({edit.swapped!r})"
+            )
+        seen.add(edit.swapped)
+        current = edit.swapped
+    return edit
 
 
 async def aswap_with(swapper: ObservationSwapper, output: str, *, query: str, tool: str) -> ObservationEdit:

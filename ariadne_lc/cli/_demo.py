@@ -35,6 +35,9 @@ _LOCAL_MODEL = "smollm2"
 
 DEMO_QUESTION_SEED = 1000
 """The tool demo's word problems are drawn with this seed plus ``--seed`` (the calibration's seed is 21)."""
+TOOL_QUESTIONS_PER_DOMAIN = 4
+"""The tool demo asks this many word problems per ``--n-per-domain`` (12 by default): about two in three leave a
+thought step (docs/demo.md), so that each link gets at least 20 scored audits."""
 
 DEMO_INTERVENTIONS = "logic_flip,fact_reversal,premise_negation,causal_reversal,conclusion_swap,paraphrase"
 
@@ -223,7 +226,7 @@ def _tool_demo(
     questions = [
         DemoQuery(id=f"arithmetic/{q.question_id}", domain="math", question=q.text, answer=q.answer,
                   source="generated (ariadne_lc.calibration.link_questions)", license="generated")
-        for q in link_questions(3 * n_per_domain, seed=DEMO_QUESTION_SEED + seed)
+        for q in link_questions(TOOL_QUESTIONS_PER_DOMAIN * n_per_domain, seed=DEMO_QUESTION_SEED + seed)
     ]  # fmt: skip
     if dry_run:
         console.print(f"dry run: {len(questions)} word problems -> {len(questions)} runs of the tool agent, then "

@@ -33,6 +33,10 @@ TOOL_DEMO_INTERVENTIONS = (
 )  # fmt: skip
 """Every contradiction, the observation swap, and both controls."""
 
+DEMO_OBSERVATION_SWAPS = 3
+"""Other values per tool output (``Auditor(observation_swaps=...)``): a step has one call but about three decisive
+contradictions, so three false results give the ``observation->answer`` link as many scored audits as the others."""
+
 
 def qwen_available() -> str | None:
     """``None`` when the Qwen model can be served here, else why not (the extra is missing: which part, how to
@@ -101,6 +105,7 @@ def run_tool_demo(
             tau=tau,
             lam=lam,
             safe_tools=[t.name for t in DEMO_TOOLS],
+            observation_swaps=DEMO_OBSERVATION_SWAPS,
         )
         report = audit_traces(
             auditor, auditable, interventions=kinds, step=step, results=SQLiteResultStore(state / "results.db"),

@@ -174,12 +174,14 @@ def _zombie(pid: int) -> bool:
 def result_key(result: AuditResult) -> str:
     """The key of a result within its job: step and intervention, then the link when it is not ``thought->answer``
     (one edit is audited on several links) and, on ``observation->answer``, the tool call whose output changed (one
-    output at a time). A ``thought->answer`` result keeps the key it had before links."""
+    output at a time) and which other value it was given when there are several. A ``thought->answer`` result keeps
+    the key it had before links."""
     key = f"{result.step_index}:{result.intervention_type}"
     if result.link == "thought->answer":
         return key
     call = "" if result.observation is None else f":{result.observation.call_id or ''}"
-    return f"{key}:{result.link}{call}"
+    variant = "" if result.observation is None or not result.observation.variant else f":{result.observation.variant}"
+    return f"{key}:{result.link}{call}{variant}"
 
 
 def stored_result(job_id: str, result: AuditResult) -> AuditResult:

@@ -150,7 +150,6 @@ class RemoteAuditor:
         shares this one's server connection."""
         other = copy.copy(self)
         other._template = self._template.with_links(links)
-        other._options = {**self._options, "links": links}
         return other
 
     @property
