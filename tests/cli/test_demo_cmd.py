@@ -104,7 +104,7 @@ def _run(out: Path, *extra: str) -> Any:
 def test_the_demo_runs_the_tool_calling_agent_when_qwen_is_installed(tmp_path: Path) -> None:
     result = runner.invoke(app, ["demo", "--dry-run", "--n-per-domain", "2", "--output", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "dry run: 6 word problems -> 6 runs of the tool agent" in result.output
+    assert "dry run: 8 word problems -> 8 runs of the tool agent" in result.output
     assert "observation_swap" in result.output and "every thought step and link" in result.output
 
 
