@@ -27,6 +27,9 @@ HTTP 500, so the second turn of any tool-calling agent failed). Before the serve
 chat handler is registered
 (``--chat_format ariadne-qwen-tools``, :mod:`ariadne_lc.local._qwen_handler`); it completes through the same
 ``Llama.generate``, so the prefix reuse chosen here applies to it too.
+The server exits when the process that started it is gone (:data:`PARENT_PID_ENV`): a parent stopped by SIGTERM or
+SIGKILL runs no ``finally`` and no ``atexit``, and its server would otherwise hold a core and a port for ever (seen:
+a calibration stopped with ``kill`` left its server running).
 Run as ``python -m ariadne_lc.local._serve <server args>``.
 """
 
@@ -36,6 +39,8 @@ import ctypes
 import importlib
 import os
 import sys
+import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -47,6 +52,13 @@ ALIGNED_STATES = 6
 """Prompt prefixes kept in ``aligned`` mode besides the live cache (a copy of the KV cache each, a few MB for the
 135M model): the calibration alternates between a few few-shot prompts (thought, bare answer, reader), and each
 finds its own prefix again after the others."""
+
+PARENT_PID_ENV = "ARIADNE_SERVER_PARENT_PID"
+"""The pid of the process that started the server (set by :class:`~ariadne_lc.local.LocalModelServer`); the server
+exits within :data:`PARENT_CHECK_SECONDS` once that process is gone."""
+
+PARENT_CHECK_SECONDS = 1.0
+"""How often the server checks that its parent is alive."""
 
 ALIGNED_CHUNK = 32
 """Prompt chunk in ``aligned`` mode (the server's ``--n_batch``): reuse is cut back to a multiple of it, so a
@@ -140,7 +152,24 @@ def _accept_null_assistant_content() -> None:
     types.ChatCompletionRequestAssistantMessage.__annotations__["content"] = NotRequired[str | None]
 
 
+def _exit_with_parent() -> None:
+    """Exit when the parent named in :data:`PARENT_PID_ENV` is gone (the server is then re-parented: its parent pid
+    changes). Not set (the server run by hand): nothing is watched."""
+    named = os.environ.get(PARENT_PID_ENV, "")
+    if not named.isdigit():
+        return
+    parent = int(named)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(0)  # nothing to flush: every reply was sent, and no one is left to ask for another
+
+    threading.Thread(target=watch, name="ariadne-parent-watch", daemon=True).start()
+
+
 def main() -> None:
+    _exit_with_parent()
     mode = os.environ.get(PREFIX_CACHE_ENV, "") or "aligned"
     if mode == "0":
         _from_scratch()

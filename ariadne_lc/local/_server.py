@@ -31,6 +31,7 @@ from ariadne_lc.local._completion import CompletionChatModel
 from ariadne_lc.local._errors import LocalModelServerError, LocalModelServerTimeoutError
 from ariadne_lc.local._model_path import LOCAL_MODELS, default_model_path, local_model_path, require_server_packages
 from ariadne_lc.local._openai import DUMMY_API_KEY, OpenAICompatibleChat
+from ariadne_lc.local._serve import PARENT_PID_ENV
 
 __all__ = [
     "DEFAULT_CHAT_MAX_TOKENS",
@@ -256,7 +257,7 @@ class LocalModelServer:
                     stdin=subprocess.DEVNULL,
                     stdout=self._log,
                     stderr=subprocess.STDOUT,
-                    env=self.env,
+                    env={**self.env, PARENT_PID_ENV: str(os.getpid())},
                 )
             except OSError as exc:
                 self._cleanup(remove_log=True)
