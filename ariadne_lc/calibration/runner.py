@@ -106,7 +106,8 @@ class CalibrationRunner(JobLoop):
         ungated: with the gate on, also store each audit as the gate-off pipeline makes it (method
             ``ariadne_ungated``) on the same trace: the edit the critic made first, replayed whatever it implies.
             When the gate accepted that very edit, the gate-on record is reused (same edit, same trace, same
-            replay); otherwise it is replayed.
+            replay); otherwise it is replayed. Off by default: the gate-off side is a comparison a run asks for
+            (``--ungated``), and its replays of the edits the gate rejected cost model calls no gated rate uses.
         reader: the gate's reader: ``model`` (the agents' own model, :func:`calibration_reader`), ``rule``, or
             any reader.
         rederive: also audit the ``coupled_tool`` agent with the step's tool calls re-derived from the intervened
@@ -133,7 +134,7 @@ class CalibrationRunner(JobLoop):
         max_calls: int | None = None,
         seed: int = 0,
         decisive: bool = True,
-        ungated: bool = True,
+        ungated: bool = False,
         reader: ReaderChoice | AnswerReader = "model",
         rederive: bool = False,
     ) -> None:

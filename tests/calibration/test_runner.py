@@ -213,7 +213,7 @@ def test_the_rederive_method_moves_the_tool_coupled_agents_answer(tmp_path: Path
         for j in plan_jobs(questions(4, 2), ps=PS, natural=False, extra_agents=("coupled_tool",))
         if j.agent == "coupled_tool"
     ]
-    runner = CalibrationRunner(model, log, calls=calls, rederive=True, reader="rule")
+    runner = CalibrationRunner(model, log, calls=calls, rederive=True, ungated=True, reader="rule")
     summary = runner.run(jobs)
     audits = log.audits()
     assert {a.agent for a in audits} == {"coupled_tool"} and summary.errors == []
