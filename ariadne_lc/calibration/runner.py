@@ -231,7 +231,12 @@ class CalibrationRunner(JobLoop):
                 break
             gated: list[AuditResult] = []
             order: list[Method] = ["ariadne", *[m for m in wanted if m != "ariadne"]]
+            if want_reference and kind in self.reference_interventions and "ariadne_ungated" not in order:
+                order.append("ariadne_ungated")  # the reference's contradiction where the gate made none (below)
             for method in order:
+                if method not in wanted and method != "ariadne":
+                    made += self._reference_edit(job, trace, step, kind, gated)
+                    continue
                 try:
                     results = self._audit_with(job, trace, step, kind, method, gated)
                 except AriadneError as exc:
@@ -274,6 +279,18 @@ class CalibrationRunner(JobLoop):
         if method == "ariadne_ungated" and gated and all(_first_edit_kept(r) for r in gated):
             return [r.model_copy(update={"decisiveness": None, "tracking": None}) for r in gated]
         return self._auditors.get(job.agent, job.p, method).audit(trace, step, [kind])
+
+    def _reference_edit(
+        self, job: CalibrationJob, trace: Trace, step: StepSelector, kind: str, gated: Sequence[AuditResult]
+    ) -> list[AuditResult]:
+        """The gate-off audit of ``kind``, not stored: what the reference method is run with when the gate made no
+        edit of this kind (the reference has no gate; the same edits as with the twin stored beside it)."""
+        if not self.decisive or any(r.intervened_thought is not None for r in gated):
+            return []
+        try:
+            return self._audit_with(job, trace, step, kind, "ariadne_ungated", gated)
+        except AriadneError:  # the gate-on audit of the same edit went through; the reference just skips this one
+            return []
 
     def _run_reference(self, job: CalibrationJob, trace: Trace, made: Sequence[AuditResult]) -> int:
         assert self.reference is not None

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
-from ariadne_lc.calibration.records import CalibrationConfig
+from ariadne_lc.calibration.records import CalibrationConfig, Method
 from ariadne_lc.calibration.runner import DEFAULT_INTERVENTIONS, CalibrationJob, CalibrationRunner, counted, plan_jobs
 from ariadne_lc.calibration.storage import RunManifest, open_run
 from ariadne_lc.interventions.implied import ImpliedAnswer, RuleReader
+from ariadne_lc.records import AuditResult
+from ariadne_lc.trace import Trace
 
 from .scripts import calibration_model, questions
 
@@ -82,3 +85,25 @@ def test_each_thought_is_read_once_per_run_however_many_edits_and_agents_share_i
     assert reader.reads and max(reader.reads.values()) == 1
     originals = {(a.result.query, a.result.original_thought) for a in log.audits()}
     assert len(originals) == len({j.query.id for j in jobs}) and originals <= set(reader.reads)
+
+
+def test_the_reference_method_gets_the_same_contradictions_with_or_without_the_twin(tmp_path: Path) -> None:
+    """The reference has no gate: where the gate made no edit, it is run with the gate-off edit, stored or not."""
+    seen: dict[bool, list[tuple[str, str, str | None]]] = {}
+    for ungated in (False, True):
+        edits: list[tuple[str, str, str | None]] = []
+
+        def reference(trace: Trace, ours: AuditResult) -> Sequence[tuple[Method, AuditResult]]:
+            edits.append((trace.query, ours.intervention_type, ours.intervened_thought))  # noqa: B023
+            return [("reference_strict", ours), ("reference_lenient", ours)]
+
+        model, calls = counted(calibration_model())
+        log = open_run(tmp_path / str(ungated), _manifest())
+        runner = CalibrationRunner(
+            model, log, calls=calls, reader="rule", ungated=ungated, reference=reference,
+            reference_interventions=("logic_flip", "premise_negation"),
+        )  # fmt: skip
+        runner.run(_jobs())
+        seen[ungated] = edits
+    assert seen[False] == seen[True]
+    assert {kind for _, kind, _ in seen[False]} == {"logic_flip", "premise_negation"}
