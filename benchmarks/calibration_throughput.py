@@ -20,6 +20,7 @@ same questions under the same load; it stops after ``--minutes`` at a batch boun
 - ``x2``: ``after`` running two jobs at once (``CalibrationRunner.run(..., concurrency=2)``); the server still
   answers one request at a time, so only the Python side overlaps.
 - ``rule``: ``after`` with the rule reader (``--reader rule``): no reader calls, other gate decisions.
+- ``t1``: ``after`` with one llama.cpp thread instead of one per core.
 
 Counted per variant: jobs; *audits*: records of the gated method (``ariadne``: one per job and intervention; the
 old code has no other); *records*: everything written (``today`` and ``twin`` also store the gate-off
@@ -58,6 +59,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "whole": {"code": "after", "env": {"ARIADNE_LLAMA_PREFIX_CACHE": "0"}},
     "x2": {"code": "after", "concurrency": 2},
     "rule": {"code": "after", "runner": {"reader": "rule"}},
+    "t1": {"code": "after", "threads": 1},
 }
 
 
@@ -84,14 +86,15 @@ def _meter() -> Any:
             self.tokens = 0
             self.seconds = 0.0
             self.kinds: dict[str, int] = {}
-            self._began: dict[Any, float] = {}
+            self.kind_seconds: dict[str, float] = {}
+            self._began: dict[Any, tuple[float, str]] = {}
 
         def _start(self, run_id: Any, text: str) -> None:
             kind = next((k for k, marker in _CALL_KINDS if marker in text[:400]), "other")
             with self.lock:
                 self.calls += 1
                 self.kinds[kind] = self.kinds.get(kind, 0) + 1
-                self._began[run_id] = time.perf_counter()
+                self._began[run_id] = (time.perf_counter(), kind)
 
         def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any, **kw: Any) -> None:
             first = messages[0][0].content if messages and messages[0] else ""
@@ -108,7 +111,10 @@ def _meter() -> Any:
                 tokens = ((getattr(message, "usage_metadata", None) or {}) or {}).get("output_tokens", 0)
             with self.lock:
                 began = self._began.pop(run_id, None)
-                self.seconds += 0.0 if began is None else time.perf_counter() - began
+                if began is not None:
+                    took = time.perf_counter() - began[0]
+                    self.seconds += took
+                    self.kind_seconds[began[1]] = self.kind_seconds.get(began[1], 0.0) + took
                 self.tokens += int(tokens or 0)
 
         def on_llm_error(self, error: BaseException, *, run_id: Any, **kw: Any) -> None:
@@ -132,7 +138,10 @@ def worker(spec: dict[str, Any]) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ARIADNE_LLAMA_PREFIX_CACHE"}
     env.setdefault("OMP_WAIT_POLICY", "passive")
     env.update(spec.get("env", {}))
-    server = LocalModelServer(local_model_path(spec["local_model"]), model_alias=local.alias, env=env).start()
+    threads = {"n_threads": spec["threads"]} if "threads" in spec else {}
+    server = LocalModelServer(
+        local_model_path(spec["local_model"]), model_alias=local.alias, env=env, **threads
+    ).start()
     chat = (server.completion_model if local.base_model else server.chat_model)(max_tokens=96, timeout=900.0)
     meter = _meter()
     model = chat.model_copy(update={"callbacks": [meter]})
@@ -159,7 +168,7 @@ def worker(spec: dict[str, Any]) -> None:
         for line in sys.stdin:
             wanted = [jobs[i] for i in json.loads(line)["jobs"]]
             first, calls, tokens, seconds = len(log), meter.calls, meter.tokens, meter.seconds
-            kinds = dict(meter.kinds)
+            kinds, kind_seconds = dict(meter.kinds), dict(meter.kind_seconds)
             began = time.perf_counter()
             if concurrency > 1:
                 runner.run(wanted, concurrency=concurrency)
@@ -182,6 +191,7 @@ def worker(spec: dict[str, Any]) -> None:
                 "model_s": meter.seconds - seconds, "wall": wall,
             }  # fmt: skip
             counts.update({f"calls_{k}": n - kinds.get(k, 0) for k, n in meter.kinds.items()})
+            counts.update({f"seconds_{k}": t - kind_seconds.get(k, 0.0) for k, t in meter.kind_seconds.items()})
             for a in gated:
                 gate = a.result.decisiveness
                 key = f"gate_{gate.outcome if gate is not None else 'none'}"
@@ -325,7 +335,11 @@ def _report(workers: Sequence[_Worker], load: Sequence[float], args: argparse.Na
         print("".join(f"{c:>13}" for c in row))
     for w in workers:
         t = w.totals
-        calls = ", ".join(f"{k[6:]} {v:.0f}" for k, v in sorted(t.items()) if k.startswith("calls_"))
+        calls = ", ".join(
+            f"{k[6:]} {v:.0f} ({t.get('seconds_' + k[6:], 0.0):.0f} s)"
+            for k, v in sorted(t.items())
+            if k.startswith("calls_")
+        )
         gate = ", ".join(f"{k[5:]} {v:.0f}" for k, v in sorted(t.items()) if k.startswith("gate_"))
         print(f"{w.name}: calls by kind: {calls}; gate outcomes of the audits: {gate}")
     reference = next((w for w in workers if w.name == "after"), None)
