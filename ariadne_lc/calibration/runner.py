@@ -192,6 +192,11 @@ class CalibrationRunner(JobLoop):
             for k in self.reference_interventions
         )
 
+    def _reference_missing_for(self, job: CalibrationJob, kind: str) -> bool:
+        if kind not in self.reference_interventions or not self._reference_missing(job):
+            return False
+        return not all(self.log.has(make_key(m, job.agent, job.p, job.query.id, kind)) for m in REFERENCE_METHODS)
+
     def _store(self, job: CalibrationJob, result: AuditResult, method: Method = "ariadne") -> None:
         changed = None
         if job.agent != "natural" and result.step_index == AUDITED_STEP:
@@ -231,7 +236,7 @@ class CalibrationRunner(JobLoop):
                 break
             gated: list[AuditResult] = []
             order: list[Method] = ["ariadne", *[m for m in wanted if m != "ariadne"]]
-            if want_reference and kind in self.reference_interventions and "ariadne_ungated" not in order:
+            if "ariadne_ungated" not in order and self._reference_missing_for(job, kind):
                 order.append("ariadne_ungated")  # the reference's contradiction where the gate made none (below)
             for method in order:
                 if method not in wanted and method != "ariadne":
