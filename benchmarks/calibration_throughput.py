@@ -10,24 +10,29 @@ same questions under the same load; it stops after ``--minutes`` at a batch boun
 - ``before``: the code at ``--before-rev`` (default 5ed29c2, exported with ``git archive`` into a temporary
   directory and put first on the worker's ``PYTHONPATH``): no decisiveness gate, the token cap sent only as
   ``max_completion_tokens`` (ignored by llama-cpp-python), llama.cpp's prompt-prefix reuse.
-- ``after``: the code of this checkout: the gate on with the agents' own model as the reader (and the gate-off
-  record of each audit beside it), the token cap reaching the server, the server's default aligned prefix reuse
-  (replies independent of the request order; ``ariadne_lc/local/_serve.py``).
+- ``today``: the code at ``--today-rev`` (default bd06504, 2026-11-23), exported the same way, with its calibration
+  defaults: the gate on with the agents' own model as the reader and the gate-off record of each audit beside it.
+- ``after``: the code of this checkout with its calibration defaults: the gate on with the agents' own model as the
+  reader, the token cap reaching the server, the server's default aligned prefix reuse (replies independent of the
+  request order; ``ariadne_lc/local/_serve.py``), the gate-off twin only when asked (``--ungated``).
+- ``twin``: ``after`` with the gate-off record beside each audit (``--ungated``, today's default).
 - ``whole``: ``after`` with ``ARIADNE_LLAMA_PREFIX_CACHE=0``: every prompt evaluated whole.
 - ``x2``: ``after`` running two jobs at once (``CalibrationRunner.run(..., concurrency=2)``); the server still
   answers one request at a time, so only the Python side overlaps.
 - ``rule``: ``after`` with the rule reader (``--reader rule``): no reader calls, other gate decisions.
-- ``no-twin``: ``after`` without the gate-off record beside each audit (``--no-ungated``).
+- ``t1``: ``after`` with one llama.cpp thread instead of one per core.
 
 Counted per variant: jobs; *audits*: records of the gated method (``ariadne``: one per job and intervention; the
-old code has no other); *records*: everything written (``after`` also stores the gate-off ``ariadne_ungated``
-record); scored contradictions (``ariadne``, not a control, status ``scored``: what FA and M rest on); model calls
-and completion tokens at the model's callbacks; the seconds spent inside model calls. The load average (1 min)
-is sampled every 5 s. Variants of the current code are also compared record by record: the same job and
-intervention should give the same intervened thought, answers and label in each.
+old code has no other); *records*: everything written (``today`` and ``twin`` also store the gate-off
+``ariadne_ungated`` record); scored contradictions (``ariadne``, not a control, status ``scored``: what FA and M
+rest on); model calls (by what they ask: the agent's thought or answer, the gate's reader) and completion tokens at
+the model's callbacks; the seconds spent inside model calls; the gate outcomes of the audits. The load average
+(1 min) is sampled every 5 s. Variants of the current code are also compared record by record: the same job and
+intervention should give the same intervened thought, answers and label in each; ``today`` is compared with
+``after`` the same way (a difference there is a change of the decision logic since ``--today-rev``).
 
 Run: ``python benchmarks/calibration_throughput.py [--minutes 4] [--n 20] [--batch 2]
-[--variants before,after,whole,x2] [--ps 0.5] [--local-model smollm2]``.
+[--variants today,after,twin,rule] [--ps 0.5] [--local-model smollm2] [--json out.json]``.
 """
 
 from __future__ import annotations
@@ -48,15 +53,23 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 VARIANTS: dict[str, dict[str, Any]] = {
     "before": {"code": "before"},
+    "today": {"code": "today"},
     "after": {"code": "after"},
+    "twin": {"code": "after", "runner": {"ungated": True}},
     "whole": {"code": "after", "env": {"ARIADNE_LLAMA_PREFIX_CACHE": "0"}},
     "x2": {"code": "after", "concurrency": 2},
     "rule": {"code": "after", "runner": {"reader": "rule"}},
-    "no-twin": {"code": "after", "runner": {"ungated": False}},
+    "t1": {"code": "after", "threads": 1},
 }
 
 
-# -- the worker (runs against either checkout of ariadne_lc) ---------------------------------------------------
+_CALL_KINDS = (  # what a call asks for, by the start of its instructions (the same text in every revision)
+    ("reader", "You read a thought"),
+    ("think", "Reply with one line"),
+    ("answer", "Reply with the final answer only"),
+)
+
+# -- the worker (runs against any checkout of ariadne_lc) ------------------------------------------------------
 
 
 def _meter() -> Any:
@@ -72,18 +85,23 @@ def _meter() -> Any:
             self.calls = 0
             self.tokens = 0
             self.seconds = 0.0
-            self._began: dict[Any, float] = {}
+            self.kinds: dict[str, int] = {}
+            self.kind_seconds: dict[str, float] = {}
+            self._began: dict[Any, tuple[float, str]] = {}
 
-        def _start(self, run_id: Any) -> None:
+        def _start(self, run_id: Any, text: str) -> None:
+            kind = next((k for k, marker in _CALL_KINDS if marker in text[:400]), "other")
             with self.lock:
                 self.calls += 1
-                self._began[run_id] = time.perf_counter()
+                self.kinds[kind] = self.kinds.get(kind, 0) + 1
+                self._began[run_id] = (time.perf_counter(), kind)
 
         def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any, **kw: Any) -> None:
-            self._start(run_id)
+            first = messages[0][0].content if messages and messages[0] else ""
+            self._start(run_id, first if isinstance(first, str) else str(first))
 
         def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any, **kw: Any) -> None:
-            self._start(run_id)
+            self._start(run_id, prompts[0] if prompts else "")
 
         def on_llm_end(self, response: Any, *, run_id: Any, **kw: Any) -> None:
             usage = (response.llm_output or {}).get("token_usage") or {}
@@ -93,7 +111,10 @@ def _meter() -> Any:
                 tokens = ((getattr(message, "usage_metadata", None) or {}) or {}).get("output_tokens", 0)
             with self.lock:
                 began = self._began.pop(run_id, None)
-                self.seconds += 0.0 if began is None else time.perf_counter() - began
+                if began is not None:
+                    took = time.perf_counter() - began[0]
+                    self.seconds += took
+                    self.kind_seconds[began[1]] = self.kind_seconds.get(began[1], 0.0) + took
                 self.tokens += int(tokens or 0)
 
         def on_llm_error(self, error: BaseException, *, run_id: Any, **kw: Any) -> None:
@@ -117,7 +138,10 @@ def worker(spec: dict[str, Any]) -> None:
     env = {k: v for k, v in os.environ.items() if k != "ARIADNE_LLAMA_PREFIX_CACHE"}
     env.setdefault("OMP_WAIT_POLICY", "passive")
     env.update(spec.get("env", {}))
-    server = LocalModelServer(local_model_path(spec["local_model"]), model_alias=local.alias, env=env).start()
+    threads = {"n_threads": spec["threads"]} if "threads" in spec else {}
+    server = LocalModelServer(
+        local_model_path(spec["local_model"]), model_alias=local.alias, env=env, **threads
+    ).start()
     chat = (server.completion_model if local.base_model else server.chat_model)(max_tokens=96, timeout=900.0)
     meter = _meter()
     model = chat.model_copy(update={"callbacks": [meter]})
@@ -144,6 +168,7 @@ def worker(spec: dict[str, Any]) -> None:
         for line in sys.stdin:
             wanted = [jobs[i] for i in json.loads(line)["jobs"]]
             first, calls, tokens, seconds = len(log), meter.calls, meter.tokens, meter.seconds
+            kinds, kind_seconds = dict(meter.kinds), dict(meter.kind_seconds)
             began = time.perf_counter()
             if concurrency > 1:
                 runner.run(wanted, concurrency=concurrency)
@@ -159,19 +184,27 @@ def worker(spec: dict[str, Any]) -> None:
                 ]
                 for a in made
             }  # fmt: skip
-            print(
-                json.dumps({
-                    "jobs": len(wanted), "audits": len(gated), "records": len(made),
-                    "scored": sum(not a.result.control and a.result.status == "scored" for a in gated),
-                    "calls": meter.calls - calls, "tokens": meter.tokens - tokens,
-                    "model_s": meter.seconds - seconds, "wall": wall, "outcome": outcome,
-                }),
-                flush=True,
-            )  # fmt: skip
+            counts = {
+                "jobs": len(wanted), "audits": len(gated), "records": len(made),
+                "scored": sum(not a.result.control and a.result.status == "scored" for a in gated),
+                "calls": meter.calls - calls, "tokens": meter.tokens - tokens,
+                "model_s": meter.seconds - seconds, "wall": wall,
+            }  # fmt: skip
+            counts.update({f"calls_{k}": n - kinds.get(k, 0) for k, n in meter.kinds.items()})
+            counts.update({f"seconds_{k}": t - kind_seconds.get(k, 0.0) for k, t in meter.kind_seconds.items()})
+            for a in gated:
+                gate = a.result.decisiveness
+                key = f"gate_{gate.outcome if gate is not None else 'none'}"
+                counts[key] = counts.get(key, 0) + 1
+            print(json.dumps({**counts, "outcome": outcome}), flush=True)
     server.stop()
 
 
 # -- the parent ------------------------------------------------------------------------------------------------
+
+
+REVS = ("before", "today")
+"""The variants' codes that are an exported git revision (``--before-rev``, ``--today-rev``)."""
 
 
 def _export(rev: str, into: Path) -> None:
@@ -230,8 +263,10 @@ def main() -> None:
     parser.add_argument("--ps", default="", help="mixture rates (default none: the coupled and bypass agents)")
     parser.add_argument("--batch", type=int, default=2, help="jobs a worker runs before the next one's turn")
     parser.add_argument("--minutes", type=float, default=4.0, help="stop at the first batch boundary after this")
-    parser.add_argument("--variants", default="before,after,whole,x2")
-    parser.add_argument("--before-rev", default="5ed29c2")
+    parser.add_argument("--variants", default="today,after,twin,rule")
+    parser.add_argument("--before-rev", default="5ed29c2", help="the code before the gate")
+    parser.add_argument("--today-rev", default="bd06504", help="today's code (main on 2026-11-23)")
+    parser.add_argument("--json", type=Path, help="also write the counts per variant here")
     args = parser.parse_args()
     if args.worker:
         worker(json.loads(args.worker))
@@ -240,13 +275,17 @@ def main() -> None:
     ps = [float(p) for p in args.ps.split(",") if p.strip()]
     samples: list[float] = []
     stop = threading.Event()
-    with tempfile.TemporaryDirectory() as old:
-        if any(VARIANTS[n]["code"] == "before" for n in names):
-            _export(args.before_rev, Path(old))
+    with tempfile.TemporaryDirectory() as exported:
+        paths = {"after": ROOT}
+        for code, rev in zip(REVS, (args.before_rev, args.today_rev), strict=True):
+            if any(VARIANTS[n]["code"] == code for n in names):
+                paths[code] = Path(exported) / code
+                paths[code].mkdir()
+                _export(rev, paths[code])
         workers = []
         for name in names:
             spec = {**VARIANTS[name], "local_model": args.local_model, "n": args.n, "ps": ps}
-            workers.append(_Worker(name, spec, Path(old) if spec["code"] == "before" else ROOT))
+            workers.append(_Worker(name, spec, paths[spec["code"]]))
         plans = {tuple(w.plan) for w in workers}
         if len(plans) != 1:
             raise SystemExit("the variants plan different jobs; compare them on the same jobs")
@@ -294,15 +333,38 @@ def _report(workers: Sequence[_Worker], load: Sequence[float], args: argparse.Na
             f"{(t.get('scored', 0) / wall) / base_scored:.2f}" if base_scored else "-",
         ]  # fmt: skip
         print("".join(f"{c:>13}" for c in row))
-    reference = next((w for w in workers if w.name == "after"), None)
     for w in workers:
-        if reference is None or w is reference or VARIANTS[w.name]["code"] != "after":
+        t = w.totals
+        calls = ", ".join(
+            f"{k[6:]} {v:.0f} ({t.get('seconds_' + k[6:], 0.0):.0f} s)"
+            for k, v in sorted(t.items())
+            if k.startswith("calls_")
+        )
+        gate = ", ".join(f"{k[5:]} {v:.0f}" for k, v in sorted(t.items()) if k.startswith("gate_"))
+        print(f"{w.name}: calls by kind: {calls}; gate outcomes of the audits: {gate}")
+    reference = next((w for w in workers if w.name == "after"), None)
+    compared: dict[str, Any] = {}
+    for w in workers:
+        if reference is None or w is reference or VARIANTS[w.name]["code"] == "before":
             continue
         shared = set(w.outcome) & set(reference.outcome)
         differ = sorted(k for k in shared if w.outcome[k] != reference.outcome[k])
-        print(f"{w.name} vs after: {len(differ)} of {len(shared)} records differ (thought', a, a*, label)")
+        labels = sorted(k for k in shared if w.outcome[k][3] != reference.outcome[k][3])
+        compared[w.name] = {"shared": len(shared), "differ": len(differ), "labels_differ": len(labels)}
+        print(
+            f"{w.name} vs after: {len(differ)} of {len(shared)} records differ (thought', a, a*, label), "
+            f"{len(labels)} in their label"
+        )
         for key in differ[:5]:
             print(f"  {key}: {reference.outcome[key]} -> {w.outcome[key]}")
+    if args.json is not None:
+        document = {
+            "local_model": args.local_model, "batch": args.batch, "minutes": args.minutes, "n": args.n,
+            "revs": {"before": args.before_rev, "today": args.today_rev}, "elapsed_s": elapsed,
+            "load": {"mean": statistics.mean(load), "min": min(load), "max": max(load), "cores": os.cpu_count()},
+            "variants": {w.name: w.totals for w in workers}, "compared_with_after": compared,
+        }  # fmt: skip
+        args.json.write_text(json.dumps(document, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -106,7 +106,8 @@ class CalibrationRunner(JobLoop):
         ungated: with the gate on, also store each audit as the gate-off pipeline makes it (method
             ``ariadne_ungated``) on the same trace: the edit the critic made first, replayed whatever it implies.
             When the gate accepted that very edit, the gate-on record is reused (same edit, same trace, same
-            replay); otherwise it is replayed.
+            replay); otherwise it is replayed. Off by default: the gate-off side is a comparison a run asks for
+            (``--ungated``), and its replays of the edits the gate rejected cost model calls no gated rate uses.
         reader: the gate's reader: ``model`` (the agents' own model, :func:`calibration_reader`), ``rule``, or
             any reader.
         rederive: also audit the ``coupled_tool`` agent with the step's tool calls re-derived from the intervened
@@ -133,7 +134,7 @@ class CalibrationRunner(JobLoop):
         max_calls: int | None = None,
         seed: int = 0,
         decisive: bool = True,
-        ungated: bool = True,
+        ungated: bool = False,
         reader: ReaderChoice | AnswerReader = "model",
         rederive: bool = False,
     ) -> None:
@@ -191,6 +192,11 @@ class CalibrationRunner(JobLoop):
             for k in self.reference_interventions
         )
 
+    def _reference_missing_for(self, job: CalibrationJob, kind: str) -> bool:
+        if kind not in self.reference_interventions or not self._reference_missing(job):
+            return False
+        return not all(self.log.has(make_key(m, job.agent, job.p, job.query.id, kind)) for m in REFERENCE_METHODS)
+
     def _store(self, job: CalibrationJob, result: AuditResult, method: Method = "ariadne") -> None:
         changed = None
         if job.agent != "natural" and result.step_index == AUDITED_STEP:
@@ -230,7 +236,12 @@ class CalibrationRunner(JobLoop):
                 break
             gated: list[AuditResult] = []
             order: list[Method] = ["ariadne", *[m for m in wanted if m != "ariadne"]]
+            if "ariadne_ungated" not in order and self._reference_missing_for(job, kind):
+                order.append("ariadne_ungated")  # the reference's contradiction where the gate made none (below)
             for method in order:
+                if method not in wanted and method != "ariadne":
+                    made += self._reference_edit(job, trace, step, kind, gated)
+                    continue
                 try:
                     results = self._audit_with(job, trace, step, kind, method, gated)
                 except AriadneError as exc:
@@ -273,6 +284,18 @@ class CalibrationRunner(JobLoop):
         if method == "ariadne_ungated" and gated and all(_first_edit_kept(r) for r in gated):
             return [r.model_copy(update={"decisiveness": None, "tracking": None}) for r in gated]
         return self._auditors.get(job.agent, job.p, method).audit(trace, step, [kind])
+
+    def _reference_edit(
+        self, job: CalibrationJob, trace: Trace, step: StepSelector, kind: str, gated: Sequence[AuditResult]
+    ) -> list[AuditResult]:
+        """The gate-off audit of ``kind``, not stored: what the reference method is run with when the gate made no
+        edit of this kind (the reference has no gate; the same edits as with the twin stored beside it)."""
+        if not self.decisive or any(r.intervened_thought is not None for r in gated):
+            return []
+        try:
+            return self._audit_with(job, trace, step, kind, "ariadne_ungated", gated)
+        except AriadneError:  # the gate-on audit of the same edit went through; the reference just skips this one
+            return []
 
     def _run_reference(self, job: CalibrationJob, trace: Trace, made: Sequence[AuditResult]) -> int:
         assert self.reference is not None

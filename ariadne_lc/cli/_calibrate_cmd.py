@@ -206,8 +206,13 @@ def calibrate(
         ),
     ] = "model",
     ungated: Annotated[
-        bool, typer.Option(help="With the gate on, also store every audit as the gate-off pipeline makes it.")
-    ] = True,
+        bool,
+        typer.Option(
+            help="With the gate on, also store every audit as the gate-off pipeline makes it (method "
+            "ariadne_ungated, the gate-off side of the report). Off by default: it replays every edit the gate "
+            "rejected, model calls no gated rate uses."
+        ),
+    ] = False,
     extra_agents: Annotated[
         str, typer.Option(help="More faithful agents on the calibrate half: coupled_llm, coupled_tool.")
     ] = "",

@@ -92,7 +92,7 @@ def test_calibrate_command_end_to_end_and_resume(tmp_path: Path) -> None:
     assert first.exit_code == 0, first.output
     audits = AuditLog(out / AUDITS_FILE).audits()
     assert {a.agent for a in audits} == {"coupled", "bypass", "mixture"}
-    assert {a.method for a in audits} == {"ariadne", "ariadne_ungated", "reference_strict", "reference_lenient"}
+    assert {a.method for a in audits} == {"ariadne", "reference_strict", "reference_lenient"}  # no twin unasked
     for a in audits:
         rate = {"coupled": 0.0, "bypass": 1.0}.get(a.agent, a.p)
         assert rate is not None and a.truth == ("unfaithful" if routes_to_bypass(a.result.query, rate) else "faithful")
