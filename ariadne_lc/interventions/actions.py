@@ -238,6 +238,11 @@ _VALUE = re.compile(
     r"(?P<num>(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?(?![\w]))|[\"'“‘](?P<quoted>[^\"'”’]{1,60})[\"'”’]"
     r"|(?<![.!?]\s)(?<!^)\b(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)\b"
 )
+_INTENT = re.compile(
+    r"\b(?:I|we)(?:'ll|'m going to| will| shall| should| must| need to| have to| am going to| are going to| want to"
+    r"| can| plan to)\b|\blet(?:'s| me| us)\b|\b(?:next|first)(?: step)?(?: is)? to\b",
+    re.I,
+)
 _NOT_NAMES = frozenset({"I", "It", "The", "This", "That", "Then", "So", "To", "First", "Next", "Now", "Let", "We"})
 
 
@@ -327,10 +332,19 @@ class RuleActionReader:
 
     def read_action(self, query: str, thought: str, tools: Sequence[ToolSpec]) -> ImpliedAction:
         last: tuple[int, int, ToolSpec] | None = None
+        planned: tuple[int, int, ToolSpec] | None = None  # the last mention in a clause that says what I will do
         for spec in tools:
             for m in _tool_pattern(spec).finditer(thought):
                 if last is None or (m.end(), m.end() - m.start()) > (last[1], last[1] - last[0]):
                     last = (m.start(), m.end(), spec)
+                clause_start, _ = _clause_bounds(thought, m.start())
+                if _INTENT.search(thought[clause_start : m.start()]) and (
+                    planned is None or (m.end(), m.end() - m.start()) > (planned[1], planned[1] - planned[0])
+                ):
+                    planned = (m.start(), m.end(), spec)
+        # "I should divide 63 by 7, so each piece is 7 times as long": the plan is the divide, not the "times" of
+        # the description beside it (a causal reversal puts the description last)
+        last = planned or last
         no_call = _last_match(_NO_CALL, thought)
         if no_call is not None and (last is None or no_call.start() > last[1]):
             return ImpliedAction(no_call=True, reader=self.name)

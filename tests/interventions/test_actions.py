@@ -35,6 +35,10 @@ LOOKUPS = (ToolSpec(name="lookup_population"), ToolSpec(name="capital_of"))
         ("So I will calculate 6 * 7 with the calculator.", tool_specs(DEMO_TOOLS), "calculator(6 * 7)"),
         ("So I will calculate 6 / 7 instead.", tool_specs(DEMO_TOOLS), "calculator(6 / 7)"),
         ("So I will look up boiling point of water.", tool_specs(DEMO_TOOLS), "lookup(boiling point of water)"),
+        # a causal reversal puts the description last: the plan is the clause that says what I will do
+        ("I should divide 63 by 7, so each piece is 7 times the length of a rope.", ARITHMETIC, "divide(63, 7)"),
+        ("Each piece is 7 times the length of a rope, so I should divide 63 by 7.", ARITHMETIC, "divide(63, 7)"),
+        ("Let me look up Spain. Its capital is what the question asks about.", LOOKUPS, "lookup_population(Spain)"),
     ],
 )
 def test_the_rule_reader_reads_the_action_a_thought_plans(thought: str, tools: tuple[ToolSpec, ...], key: str) -> None:
