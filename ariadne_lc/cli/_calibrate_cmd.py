@@ -201,10 +201,11 @@ def calibrate(
     reader: Annotated[
         str,
         typer.Option(
-            help="The gate's reader: model (the agents' own), rule, or a local model of its own on a second server "
-            "(qwen2.5-coder-1.5b, qwen2.5-coder-0.5b, smollm2, gemma3-270m)."
+            help="The gate's reader: rule (the default: no model calls, and with coherent edits fewer false alarms on "
+            "a model-read ground truth than the agents' own model; docs/validity.md), model (the agents' own), or a "
+            "local model of its own on a second server (qwen2.5-coder-1.5b, qwen2.5-coder-0.5b, ...)."
         ),
-    ] = "model",
+    ] = "rule",
     ungated: Annotated[
         bool,
         typer.Option(
