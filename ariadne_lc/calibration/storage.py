@@ -15,6 +15,7 @@ more questions per domain: a seed's sample of n questions is the first n of its 
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import threading
@@ -84,6 +85,10 @@ def make_key(method: Method, agent: AgentKind, p: float | None, query_id: str, i
 class AuditLog:
     """Append-only JSON Lines of :class:`CalibrationAudit`, fsynced per line; thread-safe.
 
+    A committed run keeps its audits gzipped beside the file (``audits.jsonl.gz``): they are read first, read only,
+    and a resumed run appends its new audits to ``audits.jsonl`` (so ``--report-only`` and ``--n`` growth work on a
+    committed run as on a live one).
+
     Args:
         path: the ``audits.jsonl`` file; created when missing. A torn last line is cut off on open.
 
@@ -99,6 +104,20 @@ class AuditLog:
         self._keys: set[AuditKey] = {audit_key(a) for a in self._audits}
 
     def _load(self) -> list[CalibrationAudit]:
+        return self._load_packed() + self._load_plain()
+
+    def _load_packed(self) -> list[CalibrationAudit]:
+        packed = self.path.with_name(self.path.name + ".gz")
+        if not packed.is_file():
+            return []
+        with gzip.open(packed, "rt", encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+        try:
+            return [CalibrationAudit.model_validate_json(line) for line in lines if line.strip()]
+        except ValidationError as exc:
+            raise StoreError(f"{packed}: not a calibration audit ({exc.error_count()} errors)") from exc
+
+    def _load_plain(self) -> list[CalibrationAudit]:
         if not self.path.exists():
             return []
         raw = self.path.read_bytes()

@@ -92,3 +92,34 @@ def test_a_run_grows_with_more_questions_and_keeps_its_audits(tmp_path: Path) ->
         open_run(tmp_path, _manifest(n=4))
     with pytest.raises(RunMismatchError, match="differs in: config, n_per_domain"):
         open_run(tmp_path, _manifest(critic="llm", n=12))
+
+
+def test_a_committed_gzipped_run_is_read_and_a_resume_appends_beside_it(tmp_path: Path) -> None:
+    """Committed runs keep their audits as ``audits.jsonl.gz``: ``--report-only`` found none of them before."""
+    import gzip
+
+    from ariadne_lc.calibration.storage import load_run
+
+    log = open_run(tmp_path, _manifest())
+    first = _audit("q1")
+    log.append(first)
+    plain = tmp_path / AUDITS_FILE
+    with gzip.open(tmp_path / (AUDITS_FILE + ".gz"), "wb") as packed:
+        packed.write(plain.read_bytes())
+    plain.unlink()
+    _, committed = load_run(tmp_path)
+    assert committed.audits() == [first]
+    resumed = open_run(tmp_path, _manifest())
+    assert resumed.has(audit_key(first))
+    resumed.append(_audit("q2"))
+    assert [a.query_id for a in open_run(tmp_path, _manifest()).audits()] == ["q1", "q2"]
+    assert [a.query_id for a in AuditLog(plain).audits()] == ["q1", "q2"] and plain.read_text().count("\n") == 1
+
+
+def test_a_corrupt_gzipped_run_is_an_error(tmp_path: Path) -> None:
+    import gzip
+
+    with gzip.open(tmp_path / (AUDITS_FILE + ".gz"), "wb") as packed:
+        packed.write(b'{"not": "an audit"}\n')
+    with pytest.raises(StoreError, match="not a calibration audit"):
+        AuditLog(tmp_path / AUDITS_FILE)
