@@ -150,8 +150,9 @@ class ObservationSwap(BaseModel):
     """The call it answered (parallel calls: one output changed at a time)."""
     original: str
     """The output as recorded."""
-    swapped: str
-    """The output the replay served instead."""
+    swapped: str | None
+    """The output the replay served instead; ``None`` when the swapper found no other value (the audit is then
+    ``not_applicable``, and this record still says which call it was for)."""
     method: str
     """How the value was chosen (``rule:number``, ``rule:yes_no``, ``rule:entity``, ``llm``)."""
     variant: int = 0

@@ -200,8 +200,6 @@ class Runner:
             edit = placebo_output(output)
         else:
             edit = yield from _other_value(swapper, output, planned.variant, query=trace.query, tool=call.name)
-        if edit.swapped is None:
-            return Made({k: Intervention.not_applicable(planned.kind, original, edit.method)})
         swap = ObservationSwap(
             tool=call.name,
             call_id=call.id,
@@ -210,6 +208,8 @@ class Runner:
             method=edit.method,
             variant=planned.variant,
         )
+        if edit.swapped is None:  # the record still names the call: results of several calls are keyed apart
+            return Made({k: Intervention.not_applicable(planned.kind, original, edit.method)}, {}, swap)
         made = Intervention(
             type=planned.kind,
             original=original,
@@ -294,7 +294,7 @@ class Runner:
             return Call(lambda: replayer.replay_early_answer(trace, k), lambda: replayer.areplay_early_answer(trace, k))
         if made.observation is not None:
             k, swap = planned.steps[0], made.observation
-            thoughts, outputs = {k: trace.step(k).thought}, {swap.call_id or "": swap.swapped}
+            thoughts, outputs = {k: trace.step(k).thought}, {swap.call_id or "": swap.swapped or ""}
         else:
             thoughts, outputs = {k: i.intervened or "" for k, i in made.per_step.items()}, {}
         calls, reply = (None, "") if derived is None else (derived.calls, derived.text)

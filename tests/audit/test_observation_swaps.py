@@ -58,3 +58,21 @@ def test_a_value_already_tried_is_not_replayed_again() -> None:
 def test_fewer_than_one_value_is_refused_with_what_to_do_instead() -> None:
     with pytest.raises(ConfigurationError, match=r"observation_swaps must be at least 1.*leave observation_swap out"):
         InterventionOptions(observation_swaps=0)
+
+
+class _Nothing:
+    """A swapper that finds no other value (free text for a rule swapper)."""
+
+    name = "nothing"
+
+    def swap(self, output: str, *, query: str = "", tool: str = "") -> ObservationEdit:
+        return ObservationEdit(swapped=None, method="no value to swap")
+
+
+def test_an_output_with_no_other_value_still_names_its_call_so_job_stores_key_it_apart() -> None:
+    graph, trace = _create_agent("thought", "observation")
+    [result] = _on(Auditor(graph, swapper=_Nothing()).audit(trace, interventions=["observation_swap"]),
+                   "observation->answer")  # fmt: skip
+    assert result.status == "not_applicable" and result.observation is not None
+    assert result.observation.swapped is None and result.observation.call_id == trace.step(0).tool_calls[0].id
+    assert result.observation.call_id in result_key(result)  # two calls of one step no longer share a key
