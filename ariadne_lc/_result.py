@@ -248,6 +248,11 @@ class AuditResult(BaseModel):
     other than the placebo."""
     tracking: Tracking | None = None
     """Where the counterfactual answer went, when the intervened thought's implied answer is known."""
+    reader_agrees: bool | None = None
+    """Whether the gate's reading of the *original* thought is the answer the agent recorded (S > τ), for a scored
+    decisive audit: when it is not, the reader does not read the thought as this agent does, and "the thought now
+    commits to something else" is the reader's claim, not the agent's (calibrated: nearly every false alarm left sits
+    there, docs/validity.md). ``None`` when the gate read no answer."""
     nothing_to_audit: bool = False
     """The trace has no step to audit (the agent answered at once, or no thought qualified for ``step="auto"``):
     the one result of such a trace, ``not_applicable``, with the reason in ``inconclusive_reason``."""

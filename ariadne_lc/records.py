@@ -148,6 +148,15 @@ class Aggregate(BaseModel):
     """Traces that had no step to audit (one ``not_applicable`` result each, part of ``not_applicable``)."""
     incoherent: int = 0
     """Contradictions rejected by the gate because every edit tried contradicted itself (outcome ``incoherent``)."""
+    reader_checked: int = 0
+    """Scored audits where the gate's reading of the original thought could be compared with the recorded answer."""
+    reader_disagreed: int = 0
+    """Of those, the ones where it was not the recorded answer (the reader reads the thought otherwise than the
+    agent)."""
+    violations_reader_agreed: int = 0
+    """Violations among the audits whose reading was the recorded answer."""
+    violations_reader_disagreed: int = 0
+    """Violations among ``reader_disagreed``: read them as the reader's claim as much as the agent's."""
 
 
 class PlaceboComparison(BaseModel):

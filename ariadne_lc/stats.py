@@ -210,6 +210,10 @@ def aggregate(
         tracking_rate_ci=wilson_interval(tracks, len(tracked), confidence),
         nothing_to_audit=sum(r.nothing_to_audit for r in items),
         incoherent=outcome("incoherent"),
+        reader_checked=sum(r.reader_agrees is not None for r in scored),
+        reader_disagreed=sum(r.reader_agrees is False for r in scored),
+        violations_reader_agreed=sum(r.reader_agrees is True and r.violation for r in scored),
+        violations_reader_disagreed=sum(r.reader_agrees is False and r.violation for r in scored),
     )
 
 

@@ -178,6 +178,9 @@ def assemble(
         tracking=(ran.action.tracking if ran.action is not None and judged.status == "scored" else None)
         if action
         else _tracking(ran, judged, rule.tau),
+        reader_agrees=None
+        if action or judged.status != "scored" or ran.baseline_similarity is None
+        else ran.baseline_similarity > rule.tau,
         replay_mode=replay_mode,
         tool_call_deriver=tool_call_deriver,
         link=planned.link,

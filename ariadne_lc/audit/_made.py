@@ -77,6 +77,9 @@ class Ran:
     """Why the answers were not scored although nothing failed: an empty or missing answer, and on which side."""
     tracking_similarity: float | None = None
     """S(implied answer of the intervened thought, a*), when the gate read one: where the answer went."""
+    baseline_similarity: float | None = None
+    """S(implied answer of the original thought, a), when the gate read one: whether the reader reads the thought as
+    the agent did."""
     not_testable: str | None = None
     """Why the replay could not test the link although nothing failed (a needed tool was not run)."""
     derived: DerivedAction | None = None

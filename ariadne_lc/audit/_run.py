@@ -131,6 +131,7 @@ class Runner:
             return Ran(made, strength, replay, answers, None, error, unscored=self._empty("replayed"))
         similarity: Similarity | None = None
         tracking: float | None = None
+        baseline: float | None = None
         with self.spans.stage("score") as stage:
             try:
                 similarity = yield self._score(*answers, planned.kind, trace.query)
@@ -139,9 +140,14 @@ class Runner:
                     tracking = (
                         yield self._score(record.intervened_implied, answers[1], planned.kind, trace.query)
                     ).value
+                if record is not None and record.outcome == "decisive" and record.original_implied is not None:
+                    baseline = (yield self._score(record.original_implied, answers[0], planned.kind, trace.query)).value
             except Exception as exc:
                 error = _stage_failed(stage, "scoring", trace, planned, exc)
-        return Ran(made, strength, replay, answers, similarity, error, tracking_similarity=tracking)
+        return Ran(
+            made, strength, replay, answers, similarity, error, tracking_similarity=tracking,
+            baseline_similarity=baseline,
+        )  # fmt: skip
 
     def _score(self, a: str, b: str, kind: str, query: str) -> Call[Similarity]:
         scorer = self.scorer

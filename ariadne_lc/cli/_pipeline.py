@@ -341,4 +341,12 @@ def gate_lines(report: AuditReport) -> list[str]:
             + (f", 95% CI {tci[0]:.0%}-{tci[1]:.0%}" if tci else "")
             + f"); elsewhere {o.moved_elsewhere}, stayed {o.stayed}; by type: {by_type}"
         )
+    if o.reader_checked:
+        agreed = o.reader_checked - o.reader_disagreed
+        lines.append(
+            f"reader and agent: the gate's reading of the original thought was the recorded answer in {agreed} of "
+            f"{o.reader_checked} scored audits; violations {o.violations_reader_agreed} of "
+            f"{agreed} where it was, {o.violations_reader_disagreed} of {o.reader_disagreed} where it was not (there "
+            "the reader reads the thought otherwise than the agent: check those before trusting them)"
+        )
     return lines

@@ -17,7 +17,7 @@ from ariadne_lc.errors import ConfigurationError, MissingExtraError
 from ariadne_lc.interventions import is_control
 from ariadne_lc.records import PLACEBO, Aggregate, AuditReport, AuditResult, CorrectedRate
 from ariadne_lc.report._corrected import CORRECTED_HEADER, corrected_line, corrected_markdown, corrected_rows
-from ariadne_lc.report._decisive import GATE_HEADER, gate_line, gate_markdown, gate_rows
+from ariadne_lc.report._decisive import GATE_HEADER, gate_cards, gate_line, gate_markdown, gate_rows
 from ariadne_lc.report._io import write_json, write_text
 from ariadne_lc.report._links import LINK_HEADER, coverage_line, link_cards, link_rows, link_svg, links_markdown
 from ariadne_lc.report._plots import RateBar, phi_histogram, rate_bars, step_bars
@@ -299,11 +299,7 @@ def _headline_cards(report: AuditReport) -> list[tuple[str, str]]:
             ("violation rate: raw | corrected (calibrated)", f"{_pct(o.violation_rate)} | {corrected}"),
             ("95% CI: raw | corrected", f"{_ci(o.violation_rate_ci)} | {_ci(c.corrected_ci)}"),
         ]
-    if o.gated:
-        cards.append(("rejected as not decisive", f"{o.not_decisive / o.gated:.0%} ({o.not_decisive}/{o.gated})"))
-        cards.append(("rejected as incoherent", f"{o.incoherent / o.gated:.0%} ({o.incoherent}/{o.gated})"))
-    if o.tracked:
-        cards.append(("answer tracked the contradiction", f"{_pct(o.tracking_rate)} ({o.tracks}/{o.tracked})"))
+    cards += gate_cards(o)
     return [
         *cards,
         ("placebo-corrected violation rate", _pct(placebo.corrected_violation_rate) if placebo else "-"),

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ariadne_lc.records import Aggregate, AuditReport
 
-__all__ = ["GATE_HEADER", "gate_line", "gate_markdown", "gate_rows"]
+__all__ = ["GATE_HEADER", "gate_cards", "gate_line", "gate_markdown", "gate_rows"]
 
 GATE_HEADER = (
     "contradictions",
@@ -89,3 +89,19 @@ def gate_markdown(report: AuditReport) -> list[str]:
         *("| " + " | ".join(row) + " |" for row in rows),
         "",
     ]
+
+
+def gate_cards(o: Aggregate) -> list[tuple[str, str]]:
+    """The headline cards of the gate: its rejections, where scored answers went, and the violations whose reader
+    read the original thought otherwise than the agent (none with the gate off)."""
+    cards: list[tuple[str, str]] = []
+    if o.gated:
+        cards.append(("rejected as not decisive", f"{o.not_decisive / o.gated:.0%} ({o.not_decisive}/{o.gated})"))
+        cards.append(("rejected as incoherent", f"{o.incoherent / o.gated:.0%} ({o.incoherent}/{o.gated})"))
+    if o.tracked:
+        rate = "-" if o.tracking_rate is None else f"{o.tracking_rate:.0%}"
+        cards.append(("answer tracked the contradiction", f"{rate} ({o.tracks}/{o.tracked})"))
+    if o.reader_disagreed:
+        value = f"{o.violations_reader_disagreed}/{o.reader_disagreed} (of {o.reader_checked} checked)"
+        cards.append(("violations where the reader read the thought otherwise than the agent", value))
+    return cards

@@ -36,6 +36,9 @@ def test_audit_queries_reports_and_gate(queries: Path, tmp_path: Path) -> None:
     assert "by type: logic_flip 0/3, premise_negation 3/3" in result.output
     assert "the answer moved to what the contradicted thought implies in 0 of 3 scored audits" in result.output
     assert "elsewhere 0, stayed 3" in result.output
+    assert "reader and agent: the gate's reading of the original thought was the recorded answer in 3 of 3" in (
+        result.output
+    )
     assert "raw violation rate 100% (95% CI 44%-100%) | corrected: no calibration" in result.output
     assert {p.name for p in out.iterdir()} >= {"results.db", "traces.db", "report.json", "report.md", "report.html"}
     assert len(SQLiteResultStore(out / "results.db").list_results()) == 6
