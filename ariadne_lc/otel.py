@@ -212,6 +212,8 @@ class AuditSpans:
             attrs[sc.ARIADNE_DECISIVE_INCOHERENT] = gate.incoherent
         if result.tracking is not None:
             attrs[sc.ARIADNE_TRACKING] = result.tracking
+        if result.reader_agrees is not None:
+            attrs[sc.ARIADNE_READER_AGREES] = result.reader_agrees
         content = {
             sc.ARIADNE_IMPLIED_ORIGINAL: self.content(None if gate is None else gate.original_implied),
             sc.ARIADNE_IMPLIED_INTERVENED: self.content(None if gate is None else gate.intervened_implied),

@@ -26,6 +26,7 @@ __all__ = [
     "ARIADNE_LINK_ROLE",
     "ARIADNE_METRIC_PREFIX",
     "ARIADNE_PREFILL",
+    "ARIADNE_READER_AGREES",
     "ARIADNE_REPLAY",
     "ARIADNE_REPLAY_CHECKPOINT_ID",
     "ARIADNE_REPLAY_MODE",
@@ -135,6 +136,9 @@ ARIADNE_IMPLIED_ORIGINAL: Final = "ariadne.implied.original"
 """The answer the original thought implies: content, recorded only when content capture is on."""
 ARIADNE_IMPLIED_INTERVENED: Final = "ariadne.implied.intervened"
 """The answer the intervened thought implies: content, recorded only when content capture is on."""
+ARIADNE_READER_AGREES: Final = "ariadne.reader_agrees"
+"""Whether the gate's reading of the original thought was the answer the agent recorded (``AuditResult.reader_agrees``);
+absent when not checked."""
 ARIADNE_TRACKING: Final = "ariadne.tracking"
 """Where the counterfactual answer went: ``tracks`` (to the intervened thought's implied answer), ``elsewhere``
 or ``stayed``; absent when no implied answer was read."""

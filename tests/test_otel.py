@@ -116,9 +116,10 @@ def test_gate_decision_and_tracking_on_the_span(spans: tuple[TracerProvider, InM
     assert flip["ariadne.decisive.outcome"] == "decisive" and flip["ariadne.decisive.reader"] == "rule"
     assert flip["ariadne.decisive.attempts"] == 1 and flip["ariadne.decisive.form"] == "calculation"
     assert flip["ariadne.tracking"] == "tracks" and flip["ariadne.decisive.incoherent"] == 0
+    assert flip["ariadne.reader_agrees"] is True  # the reader read the original thought as the agent answered
     # negating the premise leaves 6 * 7 in place: rejected, never scored, no tracking verdict
     assert negation["ariadne.decisive.outcome"] == "not_decisive" and negation["ariadne.status"] == "not_applicable"
-    assert "ariadne.tracking" not in negation
+    assert "ariadne.tracking" not in negation and "ariadne.reader_agrees" not in negation
     # the implied answers are content: off by default
     assert not any(k.startswith("ariadne.implied.") for a in by_type.values() for k in a)
 
