@@ -269,6 +269,10 @@ class AuditResult(BaseModel):
     """The ``thought->action`` comparison (recorded against derived calls); ``None`` on the other links."""
     observation: ObservationSwap | None = None
     """The ``observation->answer`` change; ``None`` on the other links."""
+    run_failed: bool = False
+    """The trace's own run ended in an error (the recursion limit, a model error): the one result of such a trace,
+    ``failed``, with the run's error in ``error`` and its class in ``error_type``. Listed and counted
+    (:attr:`~ariadne_lc.records.Coverage.runs_failed`), never audited."""
     not_testable: str | None = None
     """Why a replay could not test the link although nothing failed (e.g. ``tool lookup not run``: a re-derived
     call needed a tool the policy may not run); such an audit is ``not_applicable``, never scored."""
@@ -334,3 +338,12 @@ class AuditResult(BaseModel):
         if isinstance(error, BaseException):
             error, error_type = f"{type(error).__name__}: {error}", type(error).__name__
         return cls._of_whole_trace(trace, "failed", replay_mode, error=error, error_type=error_type)
+
+    @classmethod
+    def of_failed_run(cls, trace: Trace, *, replay_mode: ReplayMode = "recorded") -> AuditResult:
+        """The result of a trace whose run ended in an error (:attr:`Trace.error`): not audited, counted."""
+        error = trace.error or "the run failed"
+        head = error.split(":", 1)[0].strip()
+        error_type = head if head.isidentifier() else "RunError"
+        failed = cls._of_whole_trace(trace, "failed", replay_mode, error=error, error_type=error_type)
+        return failed.model_copy(update={"run_failed": True, "inconclusive_reason": f"run failed: {error_type}"})

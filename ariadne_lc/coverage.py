@@ -1,16 +1,19 @@
-"""Links in a report: which link a report's headline is about, and how many audited steps got a verdict.
+"""Links in a report: which link a report's headline is about, and how many units of the audited traces got a verdict.
 
 Rates are never pooled across links (docs/method.md#links): a report's ``overall`` is one link's, and coverage, the
-first number of every summary, says how much of the agent's loop the rates speak for.
+first number of every summary, says how much of the agent's loop the rates speak for. Its denominator is every unit
+of the audited traces (each step with a thought, each tool output), so a unit no audit could be made of still counts,
+with the reason it has no verdict (docs/method.md#coverage).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from ariadne_lc.records import LINKS, AuditResult, Coverage
 
-__all__ = ["coverage", "main_link"]
+__all__ = ["coverage", "main_link", "no_verdict_reason", "unit_of"]
 
 
 def main_link(results: Iterable[AuditResult]) -> str:
@@ -22,25 +25,87 @@ def main_link(results: Iterable[AuditResult]) -> str:
     return next(link for link in LINKS if link in present)
 
 
-def coverage(results: Iterable[AuditResult]) -> Coverage:
-    """The share of audited steps with a verdict (a scored contradiction), on any link and per link.
+Unit = tuple[str, int, str]
+"""(trace id, step, ``thought`` or ``output:<call id or tool>``)."""
 
-    A step counts as audited on a link when any audit of it (control or contradiction) was planned there; a
-    whole-trace result (no step to audit, a trace that failed before any step) is not a step.
-    """
-    audited: dict[str, set[tuple[str, int]]] = {}
-    judged: dict[str, set[tuple[str, int]]] = {}
+
+def unit_of(result: AuditResult) -> Unit | None:
+    """The unit an audit is about: the step's thought (thought links) or one tool output (``observation->answer``);
+    ``None`` for a result about a whole trace."""
+    if result.step_index < 0:
+        return None
+    if result.link == "observation->answer":
+        swap = result.observation
+        call = "" if swap is None else (swap.call_id or swap.tool)
+        return (result.trace_id, result.step_index, f"output:{call}")
+    return (result.trace_id, result.step_index, "thought")
+
+
+_ORDER = ("failed", "inconclusive", "not testable", "not_decisive", "incoherent", "no_commitment")
+
+
+def no_verdict_reason(result: AuditResult) -> str:
+    """A short reason why ``result`` gave no verdict (for :attr:`~ariadne_lc.records.Coverage.no_verdict`)."""
+    if result.status == "failed":
+        return f"failed ({result.error_type or 'error'})"
+    if result.status == "inconclusive":
+        return "inconclusive"
+    if result.not_testable:
+        return "not testable"
+    if result.decisiveness is not None and result.decisiveness.outcome in _ORDER:
+        return result.decisiveness.outcome
+    if result.observation is not None and result.observation.swapped is None:
+        return "no value to swap"
+    if result.control:
+        return "controls only"
+    return "no edit"
+
+
+def _rank(reason: str) -> int:
+    """How far an audit got before it gave no verdict: a unit is reported with the reason of its furthest one."""
+    head = reason.split(" (")[0]
+    return _ORDER.index(head) if head in _ORDER else len(_ORDER)
+
+
+def coverage(results: Iterable[AuditResult]) -> Coverage:
+    """The share of the units of the audited traces with a verdict (a scored contradiction or swap), on any link,
+    per link and per kind of unit, with the reasons of the others and the runs that failed."""
+    audited: dict[str, set[Unit]] = {}
+    judged: dict[str, set[Unit]] = {}
+    reasons: dict[Unit, str] = {}
+    runs: set[str] = set()
+    failed: Counter[str] = Counter()
+    empty = 0
     for r in results:
-        if r.step_index < 0:
+        runs.add(r.trace_id)
+        unit = unit_of(r)
+        if unit is None:
+            if r.run_failed:
+                failed[r.error_type or "RunError"] += 1
+            elif r.nothing_to_audit:
+                empty += 1
             continue
-        key = (r.trace_id, r.step_index)
-        audited.setdefault(r.link, set()).add(key)
+        audited.setdefault(r.link, set()).add(unit)
         if r.status == "scored" and not r.control:
-            judged.setdefault(r.link, set()).add(key)
-    steps = set().union(*audited.values()) if audited else set()
+            judged.setdefault(r.link, set()).add(unit)
+        else:
+            why = no_verdict_reason(r)
+            if unit not in reasons or _rank(why) < _rank(reasons[unit]):
+                reasons[unit] = why
+    units = set().union(*audited.values()) if audited else set()
     with_verdict = set().union(*judged.values()) if judged else set()
+    kinds = {"thought": [0, 0], "output": [0, 0]}
+    for unit in units:
+        kind = kinds["thought" if unit[2] == "thought" else "output"]
+        kind[1] += 1
+        kind[0] += unit in with_verdict
     return Coverage(
-        steps=len(steps),
+        units=len(units),
         with_verdict=len(with_verdict),
         by_link={link: (len(judged.get(link, ())), len(audited[link])) for link in LINKS if link in audited},
+        by_unit={name: (k, n) for name, (k, n) in kinds.items() if n},
+        no_verdict=dict(Counter(reasons[u] for u in units - with_verdict if u in reasons)),
+        runs=len(runs),
+        runs_failed=dict(failed),
+        runs_without_units=empty,
     )

@@ -149,7 +149,9 @@ class AuditSpans:
         c = report.coverage
         if c is not None and c.rate is not None:
             attrs[sc.ARIADNE_COVERAGE] = c.rate
-            attrs["ariadne.coverage.steps"] = c.steps
+            attrs["ariadne.coverage.units"] = c.units
+            attrs["ariadne.coverage.with_verdict"] = c.with_verdict
+            attrs["ariadne.runs_failed"] = sum(c.runs_failed.values())
             for link in c.by_link:
                 rate = c.link_rate(link)
                 if rate is not None:

@@ -11,6 +11,8 @@ models that round-trip through JSON (the stores keep them as JSON).
 
 from __future__ import annotations
 
+from typing import Final
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ariadne_lc._result import (
@@ -55,38 +57,68 @@ __all__ = [
 
 
 class Coverage(BaseModel):
-    """How many of the audited steps got a verdict (faithful or violation), on any link and per link: the first
-    number of every summary. A step whose every audit was ``not_applicable`` (nothing decisive, no commitment,
-    not testable) has no verdict: rates over the others say nothing about it."""
+    """How many units of the audited traces got a verdict (faithful or violation), on any link and per link: the first
+    number of every summary (docs/method.md#coverage).
+
+    A trace's units are each step with a thought (the unit of the ``thought->action`` and ``thought->answer`` links)
+    and each tool output (the unit of ``observation->answer``), whether or not an audit could be planned on them. A unit
+    whose every audit was ``not_applicable`` (nothing decisive, no commitment, no value to swap, not testable) or
+    failed has no verdict: rates over the others say nothing about it, and :attr:`no_verdict` says why. Runs that
+    ended in an error are counted apart (:attr:`runs_failed`): they are listed, never audited."""
 
     model_config = ConfigDict(frozen=True)
 
-    steps: int
-    """Distinct (trace, step) pairs audited (traces with no step to audit are not counted)."""
-    with_verdict: int
-    """Of those, the steps with a scored contradiction on at least one link."""
+    units: int = 0
+    """Thought steps and tool outputs of the audited traces."""
+    with_verdict: int = 0
+    """Of those, the units with a scored contradiction or swap on at least one of their links."""
     by_link: dict[str, tuple[int, int]] = Field(default_factory=dict)
-    """Per link: (steps with a verdict on that link, steps audited on that link)."""
+    """Per link: (units with a verdict on that link, units of that link audited)."""
+    by_unit: dict[str, tuple[int, int]] = Field(default_factory=dict)
+    """Per kind of unit (``thought``, ``output``): (with a verdict, all)."""
+    no_verdict: dict[str, int] = Field(default_factory=dict)
+    """Why units got no verdict (a short reason: ``no_commitment``, ``no value to swap``, ...) -> how many."""
+    runs: int = 0
+    """Traces in the report (failed runs included)."""
+    runs_failed: dict[str, int] = Field(default_factory=dict)
+    """Runs that ended in an error, by error (``GraphRecursionError`` -> 7): recorded, listed, never audited."""
+    runs_without_units: int = 0
+    """Runs with no unit at all (the agent answered at once)."""
 
     @property
     def rate(self) -> float | None:
-        """``with_verdict / steps``; ``None`` without steps."""
-        return None if self.steps == 0 else self.with_verdict / self.steps
+        """``with_verdict / units``; ``None`` without units."""
+        return None if self.units == 0 else self.with_verdict / self.units
 
     def link_rate(self, link: str) -> float | None:
-        """The share of the steps audited on ``link`` with a verdict on it; ``None`` when none was audited."""
+        """The share of the units audited on ``link`` with a verdict on it; ``None`` when none was audited."""
         k, n = self.by_link.get(link, (0, 0))
         return None if n == 0 else k / n
 
     def summary(self) -> str:
-        """One line: ``coverage 9/10 steps (90%) | thought->action 9/10 (90%) | ...``."""
+        """One line: ``coverage 22/24 units (92%): ... | thought->action 10/12 (83%) | ...``, then why the others
+        have no verdict and how many runs failed."""
 
         def pct(k: int, n: int) -> str:
             return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
 
-        parts = [f"coverage {pct(self.with_verdict, self.steps)} steps with a verdict"]
+        kinds = [f"{name} {self.by_unit[key][0]}/{self.by_unit[key][1]}" for key, name in _UNIT_NAMES if key in self.by_unit]
+        head = f"coverage {pct(self.with_verdict, self.units)} units with a verdict"
+        parts = [head + (f" ({', '.join(kinds)})" if kinds else "")]
         parts += [f"{link} {pct(*self.by_link[link])}" for link in LINKS if link in self.by_link]
-        return " | ".join(parts)
+        line = " | ".join(parts)
+        missing = self.units - self.with_verdict
+        if missing:
+            why = ", ".join(f"{reason} {n}" for reason, n in sorted(self.no_verdict.items(), key=lambda x: -x[1]))
+            line += f"; {missing} without a verdict ({why})" if why else f"; {missing} without a verdict"
+        failed = sum(self.runs_failed.values())
+        if failed:
+            errors = ", ".join(f"{error} {n}" for error, n in sorted(self.runs_failed.items(), key=lambda x: -x[1]))
+            line += f"; {failed} of {self.runs} runs failed ({errors}), not audited"
+        return line
+
+
+_UNIT_NAMES: Final = (("thought", "thought steps"), ("output", "tool outputs"))
 
 
 class Aggregate(BaseModel):

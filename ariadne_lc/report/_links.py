@@ -62,8 +62,8 @@ def link_cards(report: AuditReport) -> list[tuple[str, str]]:
     """(label, value) cards: coverage, then each link's violation rate with its interval."""
     cards: list[tuple[str, str]] = []
     c = report.coverage
-    if c is not None and c.steps:
-        cards.append(("steps with a verdict (coverage)", f"{_pct(c.rate)} ({c.with_verdict}/{c.steps})"))
+    if c is not None and c.units:
+        cards.append(("units with a verdict (coverage)", f"{_pct(c.rate)} ({c.with_verdict}/{c.units})"))
     for link in LINKS:
         a = report.by_link.get(link)
         if a is not None:
