@@ -158,6 +158,14 @@ class ObservationSwap(BaseModel):
     variant: int = 0
     """Which other value this is when each output is given several (``Auditor(observation_swaps=...)``): 0 for
     the swapper's first, 1 for that value swapped again, and so on."""
+    mode: str | None = None
+    """How the answer was read (docs/method.md#the-output-gate): ``value``, the answer repeated ``old_values`` and
+    should now hold ``new_values``; ``move``, every value (or the whole output) changed, so any answer reading the
+    output must move; ``None``, a reader decided (a swapper that knows neither)."""
+    old_values: tuple[str, ...] = ()
+    """The values taken out of the output."""
+    new_values: tuple[str, ...] = ()
+    """The values put in."""
 
 
 class AuditResult(BaseModel):

@@ -31,11 +31,19 @@ from ariadne_lc.audit._options import (
     ReplayOptions,
     ScoringOptions,
 )
-from ariadne_lc.audit._plan import DEFAULT_MIN_THOUGHT_CHARS, StepSelector, select_steps
+from ariadne_lc.audit._plan import (
+    DECISIVE_ORDER,
+    DEFAULT_INTERVENTIONS,
+    DEFAULT_MIN_THOUGHT_CHARS,
+    StepSelector,
+    select_steps,
+)
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, ResultStoreSink, ScoreWriteBackSink, SpanSink
 
 __all__ = [
+    "DECISIVE_ORDER",
     "DEFAULT_INTERVENTION",
+    "DEFAULT_INTERVENTIONS",
     "DEFAULT_MIN_THOUGHT_CHARS",
     "DEFAULT_OUTPUT",
     "DEFAULT_REPLAY",

@@ -33,7 +33,8 @@ from ariadne_lc.audit._view import AuditorView
 from ariadne_lc.interventions import RuleCritic, RuleParaphraser, is_control
 from ariadne_lc.interventions.action_model import ModelActionReader
 from ariadne_lc.interventions.actions import RuleActionReader
-from ariadne_lc.interventions.observations import RuleObservationSwapper
+from ariadne_lc.interventions.observations import LLMObservationSwapper
+from ariadne_lc.interventions.values import ValueSwapper
 from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import AuditResult, Link
 from ariadne_lc.replay import Replayer
@@ -121,7 +122,7 @@ class Auditor(AuditorView, BatchAudits):
             spans=self.spans,
             answer_extractor=rule.answer_extractor,
             gate=gate,
-            swapper=made.swapper or RuleObservationSwapper(),
+            swapper=made.swapper or ValueSwapper(None if model is None else LLMObservationSwapper(model)),
             actions=ActionGates(action_reader, made.gate_attempts) if made.decisive else None,
             tau=rule.tau,
         )
@@ -140,6 +141,7 @@ class Auditor(AuditorView, BatchAudits):
         self.rrr_threshold = rule.rrr_threshold
         self.min_thought_chars = made.min_thought_chars
         self.observation_swaps = made.observation_swaps
+        self.contradictions_per_step = made.contradictions_per_step
         built: list[AuditSink] = [SpanSink(self.spans)]
         if out.result_store is not None:
             built.append(ResultStoreSink(out.result_store))
@@ -199,9 +201,14 @@ class Auditor(AuditorView, BatchAudits):
     # -- single trace ------------------------------------------------------------------------------
 
     def audit(
-        self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
+        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions | None = None
     ) -> list[AuditResult]:
         """Audit ``trace`` at the selected step(s) with each intervention; one result per pair.
+
+        With neither given, the default plan (:data:`~ariadne_lc.audit.DEFAULT_INTERVENTIONS`,
+        docs/method.md#the-default-plan): every unit of the trace, each step with a thought on each thought link
+        this auditor audits (the first decisive contradictions), each tool output on ``observation->answer``.
+        ``interventions`` given without ``step``: ``step="auto"``, the first substantive thought.
 
         ``interventions`` takes contradiction names, control names and the selectors ``"random"``
         and ``"adaptive"``. A list of step indices is one multi-step intervention on all of them,
@@ -222,10 +229,13 @@ class Auditor(AuditorView, BatchAudits):
         return run_sync(self._audit_trace(trace, step, interventions))
 
     async def aaudit(
-        self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
+        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions | None = None
     ) -> list[AuditResult]:
         """Async twin of :meth:`audit`."""
         return await run_async(self._audit_trace(trace, step, interventions))
+
+    def _observe(self, traces: list[Trace]) -> None:
+        self._runner.recorded.observe(traces)
 
     # -- the flows (written once, run by run_sync or run_async) ------------------------------------
 
@@ -237,14 +247,19 @@ class Auditor(AuditorView, BatchAudits):
         """
         check_graph(self.graph, trace, allow_change=self.allow_graph_change)
 
-    def _audit_trace(self, trace: Trace, step: StepSelector, interventions: Interventions) -> Flow[list[AuditResult]]:
+    def _audit_trace(
+        self, trace: Trace, step: StepSelector | None, interventions: Interventions | None
+    ) -> Flow[list[AuditResult]]:
         self.check_graph(trace)
+        self._runner.recorded.observe([trace])
+        if step is None and interventions is not None:
+            step = "auto"
         planned = plan(
             trace, step, interventions, seed=self.seed, min_thought_chars=self.min_thought_chars, links=self.links,
-            observation_swaps=self.observation_swaps,
+            observation_swaps=self.observation_swaps, contradictions_per_step=self.contradictions_per_step,
         )  # fmt: skip
         if not planned:
-            reason = nothing_to_audit_reason(trace, step, min_thought_chars=self.min_thought_chars)
+            reason = nothing_to_audit_reason(trace, step or "all", min_thought_chars=self.min_thought_chars)
             nothing = AuditResult.no_step_to_audit(trace, reason, replay_mode=self.replay_mode)
             dispatch(self.sinks, FinishedAudit(nothing, trace, None))
             return [nothing]
@@ -273,5 +288,7 @@ class Auditor(AuditorView, BatchAudits):
                 replay_mode=self.replay_mode,
                 tool_call_deriver=None if deriver is None else deriver.name,
             )
+            if result.intervention_type != planned.kind:  # a selector resolved when the audit ran
+                span.set_attribute(sc.ARIADNE_INTERVENTION_TYPE, result.intervention_type)
             dispatch(self.sinks, FinishedAudit(result, trace, span))
             return result

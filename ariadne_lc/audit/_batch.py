@@ -44,15 +44,20 @@ class BatchAudits:
     def replay_mode(self) -> ReplayMode:
         raise NotImplementedError("the Auditor provides its replay mode")
 
-    def _audit_trace(self, trace: Trace, step: StepSelector, interventions: Interventions) -> Flow[list[AuditResult]]:
+    def _audit_trace(
+        self, trace: Trace, step: StepSelector | None, interventions: Interventions | None
+    ) -> Flow[list[AuditResult]]:
         raise NotImplementedError("the Auditor audits one trace")
+
+    def _observe(self, traces: list[Trace]) -> None:
+        raise NotImplementedError("the Auditor remembers what the tools returned")
 
     def audit_batch(
         self,
         traces: Iterable[Trace],
         *,
-        step: StepSelector = "auto",
-        interventions: Interventions = ("logic_flip",),
+        step: StepSelector | None = None,
+        interventions: Interventions | None = None,
         max_concurrency: int = 4,
     ) -> AuditReport:
         """Audit many traces on ``max_concurrency`` threads; every trace appears in the report.
@@ -65,6 +70,7 @@ class BatchAudits:
         self._check_batch(interventions, max_concurrency)
         self.replayer.check_sync("audit_batch", "aaudit_batch")
         items = list(traces)
+        self._observe(items)  # every output of the batch is a candidate other value for each swap
         with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="ariadne-audit") as pool:
             chunks = list(pool.map(lambda t: run_sync(self._audit_or_record(t, step, interventions)), items))
         return self._report(r for chunk in chunks for r in chunk)
@@ -73,26 +79,29 @@ class BatchAudits:
         self,
         traces: Iterable[Trace],
         *,
-        step: StepSelector = "auto",
-        interventions: Interventions = ("logic_flip",),
+        step: StepSelector | None = None,
+        interventions: Interventions | None = None,
         max_concurrency: int = 4,
     ) -> AuditReport:
         """Async twin of :meth:`audit_batch` (at most ``max_concurrency`` traces at once)."""
         self._check_batch(interventions, max_concurrency)
+        items = list(traces)
+        self._observe(items)
         gate = asyncio.Semaphore(max_concurrency)
 
         async def one(t: Trace) -> list[AuditResult]:
             async with gate:
                 return await run_async(self._audit_or_record(t, step, interventions))
 
-        chunks = await asyncio.gather(*(one(t) for t in traces))
+        chunks = await asyncio.gather(*(one(t) for t in items))
         return self._report(r for chunk in chunks for r in chunk)
 
     @staticmethod
-    def _check_batch(interventions: Interventions, max_concurrency: int) -> None:
+    def _check_batch(interventions: Interventions | None, max_concurrency: int) -> None:
         if max_concurrency < 1:
             raise ConfigurationError(f"max_concurrency must be at least 1, got {max_concurrency}")
-        intervention_names(interventions)
+        if interventions is not None:
+            intervention_names(interventions)
 
     def _report(self, results: Iterable[AuditResult]) -> AuditReport:
         report = build_report(results, confidence=self.confidence, seed=self.seed, rrr_threshold=self.rrr_threshold)
@@ -100,7 +109,7 @@ class BatchAudits:
         return report
 
     def _audit_or_record(
-        self, trace: Trace, step: StepSelector, interventions: Interventions
+        self, trace: Trace, step: StepSelector | None, interventions: Interventions | None
     ) -> Flow[list[AuditResult]]:
         """Like :meth:`_audit_trace`, but a trace that cannot be audited gives one failed result.
 

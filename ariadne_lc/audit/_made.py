@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from ariadne_lc.audit._action import ActionVerdict
 from ariadne_lc.audit._plan import PlannedAudit
 from ariadne_lc.interventions import ControlType, Intervention, filler_text
-from ariadne_lc.records import Decisiveness, ObservationSwap
+from ariadne_lc.records import Decisiveness, ObservationSwap, Tracking
 from ariadne_lc.replay import ReplayResult
 from ariadne_lc.replay._action import DerivedAction
 from ariadne_lc.scoring import Similarity
@@ -28,6 +28,8 @@ class Made:
     observation: ObservationSwap | None = None
     """``observation->answer``: the output changed (``per_step`` then holds the reader's contexts, thought and
     output, before and after)."""
+    kind: str | None = None
+    """The contradiction a ``decisive`` selector resolved to (``None``: the planned kind)."""
 
     @property
     def decisiveness(self) -> Decisiveness | None:
@@ -86,6 +88,8 @@ class Ran:
     """``thought->action``: the calls the step's model made with the intervened thought (never run)."""
     action: ActionVerdict | None = None
     """``thought->action``: S between the recorded and the derived calls, and where they went."""
+    value_tracking: Tracking | None = None
+    """``observation->answer`` with a swap read on its values: where the answer went (S is then the values' own)."""
 
 
 def control_intervention(planned: PlannedAudit, thought: str) -> Intervention | None:

@@ -77,6 +77,9 @@ class InterventionOptions:
     """How many other values each tool output is given on ``observation->answer``, one audit each: the swapper's
     value, then that value swapped again, and so on (several plausible false results per call; a value that repeats
     one already tried is ``not_applicable``)."""
+    contradictions_per_step: int = 1
+    """The default plan's budget per thought step and link: how many decisive contradictions (the first ones, in the
+    order of :data:`~ariadne_lc.audit.DECISIVE_ORDER`, that the link's gate accepts) are audited."""
     thought_similarity: ThoughtSimilarity | None = None
     """sim(thought, thought') for intervention strength; ``None``: the order-aware word-sequence similarity (see
     :mod:`ariadne_lc.scoring.strength`; e.g. ``EmbeddingScorer().similarity`` for meaning)."""
@@ -107,6 +110,11 @@ class InterventionOptions:
                 f"observation_swaps must be at least 1, got {self.observation_swaps}: it counts the other values each "
                 "tool output is given; to skip the observation->answer link, leave observation_swap out of the "
                 "interventions"
+            )
+        if self.contradictions_per_step < 1:
+            raise ConfigurationError(
+                f"contradictions_per_step must be at least 1, got {self.contradictions_per_step}: it counts the "
+                "decisive contradictions audited per thought step and link in the default plan"
             )
         if self.gate_attempts < 1:
             raise ConfigurationError(
@@ -245,6 +253,7 @@ class AuditorOptions(TypedDict, total=False):
     paraphraser: Critic | None
     swapper: ObservationSwapper | None
     observation_swaps: int
+    contradictions_per_step: int
     thought_similarity: ThoughtSimilarity | None
     min_thought_chars: int
     seed: int

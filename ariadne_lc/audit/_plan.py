@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from ariadne_lc.errors import ConfigurationError, FinalStepError, TraceError, TraceNotFinishedError
 from ariadne_lc.interventions import CONTRADICTIONS, OBSERVATIONS, ControlType, parse_interventions, resolve
@@ -17,6 +17,9 @@ from ariadne_lc.trace import Trace
 
 __all__ = [
     "ACTION_KINDS",
+    "DECISIVE",
+    "DECISIVE_ORDER",
+    "DEFAULT_INTERVENTIONS",
     "DEFAULT_MIN_THOUGHT_CHARS",
     "OBSERVATION_CONTROLS",
     "PlannedAudit",
@@ -31,7 +34,29 @@ DEFAULT_MIN_THOUGHT_CHARS = 20
 """``step="auto"`` picks the first step whose thought has at least this many non-space characters."""
 
 StepSelector = int | Literal["auto", "all"] | Sequence[int]
-"""An index, ``"auto"``, ``"all"``, or several indices to intervene on *at once*."""
+"""An index, ``"auto"``, ``"all"``, or several indices to intervene on *at once*; ``None`` where a signature allows it:
+every unit of the trace (docs/method.md#the-default-plan)."""
+
+DECISIVE: Final = "decisive"
+"""The selector of the default plan: per thought step and link, the first contradictions the link's gate accepts."""
+
+DEFAULT_INTERVENTIONS: Final[tuple[str, ...]] = (DECISIVE, "observation_swap")
+"""The default plan (``interventions=None`` everywhere: the auditor, the online and fleet workers, the CLI): on each
+step with a thought, the first decisive contradictions on each thought link the graph allows
+(``contradictions_per_step``, 1 by default); on each tool output, ``observation_swap`` (``observation_swaps`` values,
+1 by default). With the rule critic and readers that costs no model call to plan; each audit is one replay (or one
+re-run of the step's model on ``thought->action``)."""
+
+DECISIVE_ORDER: Final[dict[str, tuple[str, ...]]] = {
+    "thought->action": (
+        "plan_swap", "logic_flip", "conclusion_swap", "fact_reversal", "premise_negation", "causal_reversal",
+    ),
+    "thought->answer": (
+        "conclusion_swap", "logic_flip", "fact_reversal", "premise_negation", "causal_reversal", "plan_swap",
+    ),
+}  # fmt: skip
+"""The contradictions the ``decisive`` selector tries, in order, per link: a plan is contradicted first by another
+tool or argument (an action link), a conclusion first by another conclusion (an answer link)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +152,7 @@ def intervention_names(interventions: str | Sequence[str]) -> list[str]:
     return parse_interventions(list(interventions) if not isinstance(interventions, str) else interventions)
 
 
-ACTION_KINDS = frozenset({*CONTRADICTIONS, ControlType.RERUN, ControlType.PARAPHRASE})
+ACTION_KINDS = frozenset({*CONTRADICTIONS, DECISIVE, ControlType.RERUN, ControlType.PARAPHRASE})
 """What the ``thought->action`` link audits: every contradiction, the rerun (the re-run's own noise) and the
 placebo; ablation, filler and early answering remove the thought, which then says no action at all."""
 
@@ -152,23 +177,32 @@ def _links_of(kind: str, steps: tuple[int, ...], links: Sequence[Link], *, swapp
     return out
 
 
+def _output_steps(trace: Trace) -> list[int]:
+    """Every step before the answer with a tool output, thought or not: the observation link's units."""
+    return [s.index for s in trace.steps if not s.is_final and any(c.output is not None for c in s.tool_calls)]
+
+
 def plan(
     trace: Trace,
-    step: StepSelector,
-    interventions: str | Sequence[str],
+    step: StepSelector | None,
+    interventions: str | Sequence[str] | None,
     *,
     seed: int,
     min_thought_chars: int = DEFAULT_MIN_THOUGHT_CHARS,
     links: Sequence[Link] = ("thought->answer",),
     observation_swaps: int = 1,
+    contradictions_per_step: int = 1,
 ) -> list[PlannedAudit]:
     """The audits to run on ``trace``: one per selected step (or one for a list of steps), name and link.
 
-    Each thought intervention is planned on the thought links in ``links`` (``thought->answer`` first; a
-    multi-step intervention on that link only); ``observation_swap`` on ``observation->answer``, once per tool call
-    of the step that has an output (one output changed at a time; ``observation_swaps`` other values each), and
-    beside it the ``rerun`` and ``paraphrase`` controls when they are requested too (:data:`OBSERVATION_CONTROLS`: on
-    that link, once per output as well).
+    ``step=None`` selects every unit: each step with a thought for the thought interventions, each step with a tool
+    output for ``observation_swap`` (with or without a thought); ``interventions=None`` is
+    :data:`DEFAULT_INTERVENTIONS`. Each thought intervention is planned on the thought links in ``links``
+    (``thought->answer`` first; a multi-step intervention on that link only; the ``decisive`` selector
+    ``contradictions_per_step`` times, each the next decisive contradiction); ``observation_swap`` on
+    ``observation->answer``, once per tool call of the step that has an output (one output changed at a time;
+    ``observation_swaps`` other values each), and beside it the ``rerun`` and ``paraphrase`` controls when they are
+    requested too (:data:`OBSERVATION_CONTROLS`: on that link, once per output as well).
 
     An empty list means the trace has nothing to audit (see :func:`nothing_to_audit_reason`).
 
@@ -180,7 +214,7 @@ def plan(
         FinalStepError: A requested step is the run's answer.
         ConfigurationError: An unknown intervention or a malformed ``step``.
     """
-    names = intervention_names(interventions)
+    names = intervention_names(DEFAULT_INTERVENTIONS if interventions is None else interventions)
     if trace.error is not None:
         raise TraceError(f"trace {trace.trace_id} cannot be audited: {trace.error}")
     if trace.final_answer is None:
@@ -192,10 +226,13 @@ def plan(
                 f"completed in place: read it again (store.get({trace.trace_id!r})) and audit it"
             )
         raise TraceError(f"trace {trace.trace_id} cannot be audited: no final answer was recorded")
-    chosen = select_steps(trace, step, min_thought_chars=min_thought_chars)
+    units = step is None
+    chosen = select_steps(trace, "all" if step is None else step, min_thought_chars=min_thought_chars)
     swapped = any(n in OBSERVATIONS for n in names)
-    together = not isinstance(step, str | int)
+    together = not units and not isinstance(step, str | int)
     targets = [tuple(chosen)] if together else [(k,) for k in chosen]
+    if units and swapped:  # the observation link's units: every step with an output, thought or not
+        targets = sorted({*targets, *((k,) for k in _output_steps(trace))})
     planned: list[PlannedAudit] = []
     for steps in targets:
         thought = trace.step(steps[0]).thought
@@ -203,7 +240,13 @@ def plan(
             kind, selection = resolve(name, thought, seed=seed, trace_id=trace.trace_id, step=steps[0])
             for link in _links_of(kind, steps, links, swapped=swapped):
                 if link != "observation->answer":
-                    planned.append(PlannedAudit(kind=kind, steps=steps, selection=selection, link=link))
+                    if units and not thought.strip():
+                        continue  # a step with no text before its call has no thought unit
+                    budget = contradictions_per_step if kind == DECISIVE else 1
+                    planned += [
+                        PlannedAudit(kind=kind, steps=steps, selection=selection, link=link, variant=v)
+                        for v in range(budget)
+                    ]
                     continue
                 calls = trace.step(steps[0]).tool_calls
                 variants = range(observation_swaps if kind in OBSERVATIONS else 1)

@@ -30,17 +30,20 @@ from ariadne_lc._twin import Call, Flow
 from ariadne_lc.audit._action import ActionGates, action_verdict
 from ariadne_lc.audit._gate import Gate, gated
 from ariadne_lc.audit._made import MULTI_SEPARATOR, Made, Ran, control_intervention
-from ariadne_lc.audit._plan import ACTION_KINDS, PlannedAudit
+from ariadne_lc.audit._observe import context_edit, legacy_edit, value_decisiveness, value_verdict
+from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, DECISIVE_ORDER, PlannedAudit
+from ariadne_lc.audit._pool import RecordedValues
 from ariadne_lc.errors import AriadneError
-from ariadne_lc.interventions import ControlType, Critic, Intervention, aintervene_with
+from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType, aintervene_with, is_control
 from ariadne_lc.interventions.actions import call_similarity, tool_specs
 from ariadne_lc.interventions.observations import (
     ObservationEdit,
     ObservationSwapper,
-    RuleObservationSwapper,
     observation_context,
     placebo_output,
 )
+from ariadne_lc.interventions.plans import PlanCritic
+from ariadne_lc.interventions.values import ValueSwapper
 from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import Decisiveness, ObservationSwap
 from ariadne_lc.replay import Replayer, ReplayResult
@@ -77,13 +80,15 @@ class Runner:
     answer_extractor: Callable[[str], str] | None
     gate: Gate | None = None
     """The decisiveness gate; ``None``: every applicable edit is replayed (``Auditor(decisive=False)``)."""
-    swapper: ObservationSwapper = field(default_factory=RuleObservationSwapper)
+    swapper: ObservationSwapper = field(default_factory=ValueSwapper)
     """Makes the ``observation_swap`` of the ``observation->answer`` link."""
     actions: ActionGates | None = None
     """The ``thought->action`` gates (one per tool set); ``None`` with the gate off."""
     tau: float = DEFAULT_TAU
     derived: dict[tuple[str, int, str], DerivedAction] = field(default_factory=dict)
     """Re-runs of a step's model by (trace id, step, thought), bounded (:data:`DERIVED_CACHE_SIZE`)."""
+    recorded: RecordedValues = field(default_factory=RecordedValues)
+    """What the agent's tools were seen to return and be called with: the first source of other values."""
 
     def run(self, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
         """Intervene, replay and score (stages as child spans of the current audit span)."""
@@ -144,9 +149,13 @@ class Runner:
                     baseline = (yield self._score(record.original_implied, answers[0], planned.kind, trace.query)).value
             except Exception as exc:
                 error = _stage_failed(stage, "scoring", trace, planned, exc)
+        value_tracking = None
+        swap = None if made is None else made.observation
+        if swap is not None and swap.mode is not None and similarity is not None and not is_control(planned.kind):
+            similarity, value_tracking = value_verdict(swap, answers[1], similarity, self.tau)
         return Ran(
             made, strength, replay, answers, similarity, error, tracking_similarity=tracking,
-            baseline_similarity=baseline,
+            baseline_similarity=baseline, value_tracking=value_tracking,
         )  # fmt: skip
 
     def _score(self, a: str, b: str, kind: str, query: str) -> Call[Similarity]:
@@ -190,10 +199,11 @@ class Runner:
         return Ran(made, strength, None, None, similarity, error, derived=derived, action=verdict)
 
     def _swap(self, trace: Trace, planned: PlannedAudit) -> Flow[Made]:
-        """The ``observation->answer`` intervention: one tool output of the step, its value swapped, gated on the
-        answer the thought and the output imply (one attempt: a rule swap has one candidate). The link's controls
-        serve the output as recorded (``rerun``, ungated) or restated with the same value (``paraphrase``, through
-        the placebo gate: a restatement that changes the implied answer is no placebo)."""
+        """The ``observation->answer`` intervention: one tool output of the step, its value swapped (:mod:`._observe`:
+        decisive by construction when the swapper says how the answer is to be read, else gated on the answer the
+        thought and the output imply). The link's controls serve the output as recorded (``rerun``, ungated) or
+        restated with the same value (``paraphrase``, through the placebo gate: a restatement that changes the
+        implied answer is no placebo)."""
         k = planned.steps[0]
         step = trace.step(k)
         call = step.tool_calls[planned.call_index or 0]
@@ -204,8 +214,14 @@ class Runner:
             edit = ObservationEdit(swapped=output, method=f"control:{ControlType.RERUN}")
         elif planned.kind == ControlType.PARAPHRASE:
             edit = placebo_output(output)
+        elif hasattr(swapper, "swap_in_context"):
+            tool = self.replayer.tools_of(path_of(step)[-1][0]).get(call.name)
+            answer = self._scored(trace.final_answer or "")
+            edit = yield from context_edit(
+                swapper, trace, call, answer=answer, pool=self.recorded, tool=tool, variant=planned.variant
+            )
         else:
-            edit = yield from _other_value(swapper, output, planned.variant, query=trace.query, tool=call.name)
+            edit = yield from legacy_edit(swapper, output, planned.variant, query=trace.query, tool=call.name)
         swap = ObservationSwap(
             tool=call.name,
             call_id=call.id,
@@ -213,6 +229,9 @@ class Runner:
             swapped=edit.swapped,
             method=edit.method,
             variant=planned.variant,
+            mode=edit.mode,
+            old_values=edit.old,
+            new_values=edit.new,
         )
         if edit.swapped is None:  # the record still names the call: results of several calls are keyed apart
             return Made({k: Intervention.not_applicable(planned.kind, original, edit.method)}, {}, swap)
@@ -224,7 +243,9 @@ class Runner:
             method=edit.method,
         )
         gate: dict[int, Decisiveness] = {}
-        if self.gate is not None and gated(planned.kind):
+        if edit.mode is not None and gated(planned.kind):
+            gate[k] = value_decisiveness(edit, self._scored(trace.final_answer or ""))
+        elif self.gate is not None and gated(planned.kind):
             gate_ = dataclasses.replace(self.gate, coherence=False)
             made, record = yield from gate_.check(_NO_REVISION, original, planned.kind, trace.query, made)
             if record is not None:
@@ -233,11 +254,13 @@ class Runner:
 
     def _intervene(self, trace: Trace, planned: PlannedAudit, gate: Gate | None) -> Flow[Made]:
         """The interventions of ``planned``, each through ``gate`` (``None``: ungated)."""
-        maker = self.paraphraser if planned.kind == ControlType.PARAPHRASE else self.critic
+        if planned.kind == DECISIVE:
+            return (yield from self._decisive(trace, planned, gate))
         per_step: dict[int, Intervention] = {}
         records: dict[int, Decisiveness] = {}
         for k in planned.steps:
             thought = trace.step(k).thought
+            maker = self._maker(trace, k, planned.kind)
             made = control_intervention(planned, thought)
             if made is None:
                 made = yield _critic_call(maker, thought, planned.kind, trace.query)
@@ -247,6 +270,49 @@ class Runner:
                     records[k] = record
             per_step[k] = made
         return Made(per_step, records)
+
+    def _maker(self, trace: Trace, k: int, kind: str) -> Critic:
+        """Who makes ``kind``: the paraphraser, a plan critic given the step's tools, or the critic."""
+        if kind == ControlType.PARAPHRASE:
+            return self.paraphraser
+        if kind == InterventionType.PLAN_SWAP:
+            tools = tool_specs(self.replayer.tools_of(path_of(trace.step(k))[-1][0]))
+            return PlanCritic(tools, self.recorded.arguments())
+        return self.critic
+
+    def _decisive(self, trace: Trace, planned: PlannedAudit, gate: Gate | None) -> Flow[Made]:
+        """The ``decisive`` selector: the ``variant``-th contradiction, in the link's :data:`DECISIVE_ORDER`, whose
+        edit the gate accepts (ungated: that is applicable). None: ``not_applicable`` with each kind's reason, and
+        the gate record that got furthest."""
+        k = planned.steps[0]
+        thought = trace.step(k).thought
+        found = 0
+        tried: list[Made] = []
+        for kind in DECISIVE_ORDER.get(planned.link, DECISIVE_ORDER["thought->answer"]):
+            maker = self._maker(trace, k, kind)
+            made = yield _critic_call(maker, thought, kind, trace.query)
+            record: Decisiveness | None = None
+            if gate is not None:
+                made, record = yield from gate.check(maker, thought, kind, trace.query, made)
+            one = Made({k: made}, {} if record is None else {k: record}, kind=kind)
+            if made.applicable and made.intervened is not None:
+                if found == planned.variant:
+                    return one
+                found += 1
+            tried.append(one)
+            if record is not None and record.outcome == "no_commitment":
+                break  # the reading of the original thought is the same for every kind: none can be decisive
+        rank = {"not_decisive": 0, "incoherent": 1, "no_commitment": 2}
+        best = min(
+            (m for m in tried if m.decisiveness is not None),
+            key=lambda m: rank.get(m.decisiveness.outcome if m.decisiveness else "", 3),
+            default=None,
+        )
+        reasons = "; ".join(f"{m.kind}: {m.method}" for m in tried)
+        if found and planned.variant >= found:
+            reasons = f"only {found} decisive contradiction(s) for this step; {reasons}"
+        missing = Intervention.not_applicable(DECISIVE, thought, f"no decisive contradiction ({reasons})")
+        return Made({k: missing}, {} if best is None else best.gate)
 
     def _strength(self, planned: PlannedAudit, made: Made) -> float | None:
         if not made.applicable or planned.kind == ControlType.EARLY_ANSWER:
@@ -326,40 +392,6 @@ class _NoRevision:
 
 
 _NO_REVISION = _NoRevision()
-
-
-def _other_value(
-    swapper: ObservationSwapper, output: str, variant: int, *, query: str, tool: str
-) -> Flow[ObservationEdit]:
-    """The ``variant``-th other value of ``output``: the swapper's edit, applied ``variant + 1`` times in a row (so
-    that any swapper, rule or model, gives several plausible values); one that repeats a value already tried (a
-    yes/no flipped twice) is no new value."""
-    seen = {output}
-    current = output
-    edit = ObservationEdit(swapped=None, method="no swap")
-    for n in range(variant + 1):
-        got: ObservationEdit = yield Call(
-            functools.partial(swapper.swap, current, query=query, tool=tool),
-            functools.partial(aswap_with, swapper, current, query=query, tool=tool),
-        )
-        edit = got
-        if edit.swapped is None:
-            return edit
-        if edit.swapped in seen:
-            return ObservationEdit(
-                swapped=None, method=f"other value {n + 1} repeats one already tried ({edit.swapped!r})"
-            )
-        seen.add(edit.swapped)
-        current = edit.swapped
-    return edit
-
-
-async def aswap_with(swapper: ObservationSwapper, output: str, *, query: str, tool: str) -> ObservationEdit:
-    """``swapper.aswap`` when it has one, else its sync ``swap``."""
-    aswap = getattr(swapper, "aswap", None)
-    if aswap is not None:
-        return cast(ObservationEdit, await aswap(output, query=query, tool=tool))
-    return swapper.swap(output, query=query, tool=tool)
 
 
 def _critic_call(critic: Critic, thought: str, kind: str, query: str) -> Call[Intervention]:

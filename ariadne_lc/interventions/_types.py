@@ -13,6 +13,7 @@ __all__ = [
     "CONTRADICTIONS",
     "CONTROLS",
     "OBSERVATIONS",
+    "THOUGHT_CONTRADICTIONS",
     "ControlType",
     "Critic",
     "Intervention",
@@ -39,6 +40,9 @@ class InterventionType(StrEnum):
     CONCLUSION_SWAP = "conclusion_swap"
     """Replace what the thought commits to (its final number or calculation, option, yes/no, named entity) with a
     plausible different one, leaving the rest."""
+    PLAN_SWAP = "plan_swap"
+    """Replace the action the thought plans: another of the agent's tools in place of the one it names, or another
+    value for an argument it states (needs the agent's tools: :class:`~ariadne_lc.interventions.plans.PlanCritic`)."""
 
 
 class ControlType(StrEnum):
@@ -72,6 +76,9 @@ class ObservationType(StrEnum):
 
 CONTRADICTIONS: tuple[InterventionType, ...] = tuple(InterventionType)
 """All contradiction types, in the order of docs/method.md#interventions."""
+THOUGHT_CONTRADICTIONS: tuple[InterventionType, ...] = tuple(t for t in InterventionType if t != "plan_swap")
+"""The contradictions a critic makes from the thought alone (``plan_swap`` needs the agent's tools): the pool of the
+``random`` selector."""
 
 CONTROLS: tuple[ControlType, ...] = tuple(ControlType)
 """All control kinds."""

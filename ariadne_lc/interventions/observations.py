@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Final, Protocol, runtime_checkable
+from typing import Final, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -52,7 +52,16 @@ class ObservationEdit(BaseModel):
 
     swapped: str | None
     method: str
-    """How the value was chosen (``rule:number``, ``rule:yes_no``, ``llm``), or why nothing was changed."""
+    """How the value was chosen (``rule:number``, ``rule:yes_no``, ``values:name``, ``llm``), or why nothing was
+    changed."""
+    mode: Literal["value", "move"] | None = None
+    """How the answer is read (:mod:`~ariadne_lc.interventions.values`): ``value``, the answer repeats ``old`` and
+    should now hold ``new``; ``move``, any answer reading the output must move; ``None``, the reader decides (a
+    swapper that knows neither)."""
+    old: tuple[str, ...] = ()
+    """The values taken out of the output."""
+    new: tuple[str, ...] = ()
+    """The values put in (for a whole other output: the values it states that the original did not)."""
 
 
 @runtime_checkable

@@ -10,6 +10,9 @@ resolve to one contradiction type per audited step:
   direction or operator (more/less, multiply/divide, +) -> ``logic_flip``; otherwise
   ``premise_negation``. Causal language comes first because a step that gives a reason is the step
   whose reasoning, not just whose facts, the audit is about.
+- ``"decisive"``: resolved when the audit runs, per link: the first contradictions (in the order of
+  :data:`~ariadne_lc.audit.DECISIVE_ORDER`) whose edit the link's decisiveness gate accepts. The default plan's
+  choice for every thought step (docs/method.md#the-default-plan).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ariadne_lc.interventions._types import (
     CONTRADICTIONS,
     CONTROLS,
     OBSERVATIONS,
+    THOUGHT_CONTRADICTIONS,
     InterventionType,
     parse_intervention_types,
 )
@@ -29,8 +33,8 @@ from ariadne_lc.interventions.rules import has_causal_language, has_logic_words,
 
 __all__ = ["SELECTORS", "Selector", "adaptive_type", "parse_interventions", "random_type", "resolve"]
 
-Selector = Literal["random", "adaptive"]
-SELECTORS: tuple[Selector, ...] = ("random", "adaptive")
+Selector = Literal["random", "adaptive", "decisive"]
+SELECTORS: tuple[Selector, ...] = ("random", "adaptive", "decisive")
 """Names that choose a contradiction per step instead of naming one."""
 
 
@@ -47,7 +51,7 @@ def adaptive_type(thought: str) -> tuple[InterventionType, str]:
 
 def random_type(seed: int, trace_id: str, step: int) -> InterventionType:
     """A contradiction drawn uniformly, reproducibly for this seed, trace and step."""
-    return random.Random(f"{seed}:{trace_id}:{step}").choice(CONTRADICTIONS)
+    return random.Random(f"{seed}:{trace_id}:{step}").choice(THOUGHT_CONTRADICTIONS)
 
 
 def parse_interventions(names: str | list[str] | tuple[str, ...]) -> list[str]:
@@ -83,4 +87,6 @@ def resolve(name: str, thought: str, *, seed: int, trace_id: str, step: int) -> 
     if name == "adaptive":
         kind, why = adaptive_type(thought)
         return str(kind), f"adaptive:{why}"
+    if name == "decisive":  # resolved when the audit runs: the first contradictions the link's gate accepts
+        return name, "decisive"
     return name, "fixed"

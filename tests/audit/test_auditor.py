@@ -16,7 +16,7 @@ from ariadne_lc import (
 )
 from ariadne_lc.audit import select_steps
 from ariadne_lc.errors import FinalStepError, TraceNotFinishedError
-from ariadne_lc.interventions import CONTRADICTIONS
+from ariadne_lc.interventions import THOUGHT_CONTRADICTIONS as CONTRADICTIONS
 from tests.helpers import MODELS, QUESTION, build_agent, record
 
 # the four contradictions these mechanics tests were written for (conclusion_swap has tests of its own)
@@ -111,7 +111,8 @@ async def test_async_batch_records_unauditable_traces() -> None:
     report = await Auditor(graph, decisive=False).aaudit_batch([good, broken], interventions=ALL, max_concurrency=2)
     assert report.overall.failed == 1 and report.overall.scored == 4
     failed = next(r for r in report.results if r.status == "failed")
-    assert failed.trace_id == "broken" and "boom" in (failed.error or "") and failed.error_type == "TraceError"
+    assert failed.trace_id == "broken" and "boom" in (failed.error or "") and failed.error_type == "ValueError"
+    assert failed.run_failed  # a run that ended in an error: listed and counted, never audited
     assert report.violation_rate == 0.0
 
 
@@ -132,11 +133,11 @@ def test_bad_requests_fail_early() -> None:
     with pytest.raises(ConfigurationError, match="unknown intervention 'flip_it'"):
         auditor.audit(trace, interventions=["flip_it"])
     with pytest.raises(StepNotFoundError):
-        auditor.audit(trace, step=9)
+        auditor.audit(trace, step=9, interventions=["logic_flip"])
     with pytest.raises(ConfigurationError, match="step must be"):
-        auditor.audit(trace, step="first")  # type: ignore[arg-type]
+        auditor.audit(trace, step="first", interventions=["logic_flip"])  # type: ignore[arg-type]
     with pytest.raises(TraceError, match="cannot be audited"):
-        auditor.audit(trace.model_copy(update={"final_answer": None}))
+        auditor.audit(trace.model_copy(update={"final_answer": None}), interventions=["logic_flip"])
     with pytest.raises(ConfigurationError, match="tau"):
         Auditor(graph, tau=2)
 
@@ -145,14 +146,14 @@ def test_an_interrupted_turn_is_refused_as_not_finished() -> None:
     graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
     waiting = record(graph).model_copy(update={"final_answer": None, "interrupted": True})
     with pytest.raises(TraceNotFinishedError, match=r"waiting at an interrupt.*completed in place") as info:
-        Auditor(graph).audit(waiting)
+        Auditor(graph).audit(waiting, interventions=["logic_flip"])
     assert isinstance(info.value, TraceError)
-    report = Auditor(graph).audit_batch([waiting])
+    report = Auditor(graph).audit_batch([waiting], interventions=["logic_flip"])
     assert [r.error_type for r in report.results] == ["TraceNotFinishedError"]
     # A failed run that was also interrupted is reported with its error, as a plain TraceError.
     failed = waiting.model_copy(update={"error": "ValueError: boom"})
     with pytest.raises(TraceError, match="boom") as plain:
-        Auditor(graph).audit(failed)
+        Auditor(graph).audit(failed, interventions=["logic_flip"])
     assert type(plain.value) is TraceError
 
 
@@ -179,17 +180,17 @@ def test_failed_replay_is_recorded() -> None:
             ),
         }
     )
-    (result,) = Auditor(graph).audit(lost)
+    (result,) = Auditor(graph).audit(lost, interventions=["logic_flip"])
     assert result.status == "failed" and result.error is not None and "NotReplayableError" in result.error
     assert result.error_type == "NotReplayableError"
-    assert [r.error_type for r in Auditor(graph).audit(trace)] == [None]
+    assert [r.error_type for r in Auditor(graph).audit(trace, interventions=["logic_flip"])] == [None]
 
 
 def test_answer_extractor_scores_the_extracted_answers() -> None:
     graph = build_agent(MODELS["unfaithful"](), "hand", InMemorySaver())
     trace = record(graph)
-    (plain,) = Auditor(graph).audit(trace)
-    (extracted,) = Auditor(graph, answer_extractor=lambda text: text.rsplit("total is", 1)[-1]).audit(trace)
+    (plain,) = Auditor(graph).audit(trace, interventions=["logic_flip"])
+    (extracted,) = Auditor(graph, answer_extractor=lambda text: text.rsplit("total is", 1)[-1]).audit(trace, interventions=["logic_flip"])
     assert plain.violation and not plain.length_gate_exempted
     # " 42 in all." is not longer than λ = 10 characters: exempted by the gate, and reported as such
     assert not extracted.violation and extracted.length_gate_exempted

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from ariadne_lc import AriadneCallbackHandler, Auditor, InMemoryTraceStore, Trace
-from ariadne_lc.interventions import CONTRADICTIONS, LLMCritic
+from ariadne_lc.interventions import THOUGHT_CONTRADICTIONS as CONTRADICTIONS, LLMCritic
 from ariadne_lc.scoring import LLMJudge, extract_number
 from ariadne_lc.testing import ScriptedChatModel
 from tests.helpers import MODELS, SECOND, TWO_STEP_QUESTION, build_agent, record, two_step_model
@@ -149,7 +149,7 @@ def test_a_judge_that_is_no_number_makes_the_audit_inconclusive() -> None:
     graph = build_agent(MODELS["unfaithful"](), "hand", InMemorySaver())
     trace = record(graph)
     sloppy = ScriptedChatModel(script=lambda messages: AIMessage(content="1. Both say 42."))
-    (r,) = Auditor(graph, decisive=False, scorer=LLMJudge(sloppy)).audit(trace)
+    (r,) = Auditor(graph, decisive=False, scorer=LLMJudge(sloppy)).audit(trace, interventions=["logic_flip"])
     assert r.status == "inconclusive" and r.label == "inconclusive" and r.similarity is None and r.phi is None
     assert not r.violation and "llm_judge:inconclusive" in (r.inconclusive_reason or "")
 

@@ -38,19 +38,19 @@ def test_another_model_under_the_same_node_names_is_refused_and_named() -> None:
     assert trace.graph is not None and trace.graph.nodes == graph_fingerprint(deployed).nodes
 
     with pytest.raises(GraphChangedError, match="model of node 'model'") as refused:
-        Auditor(deployed).audit(trace, step=0)
+        Auditor(deployed).audit(trace, step=0, interventions=["logic_flip"])
     assert refused.value.differences == [
         f"model of node 'model': {trace.graph.models['model'][0]} -> {graph_fingerprint(deployed).models['model'][0]}"
     ]
     assert "allow_graph_change=True" in str(refused.value)
-    (failed,) = Auditor(deployed).audit_batch([trace]).results
+    (failed,) = Auditor(deployed).audit_batch([trace], interventions=["logic_flip"]).results
     assert failed.status == "failed" and failed.error_type == "GraphChangedError" and failed.phi is None
     assert error_class("GraphChangedError") is GraphChangedError and not retryable_type("GraphChangedError")
 
     # opted in: replayed on the new graph, whose answer differs from the recording for reasons of its own
-    (anyway,) = Auditor(deployed, allow_graph_change=True).audit(trace, step=0)
+    (anyway,) = Auditor(deployed, allow_graph_change=True).audit(trace, step=0, interventions=["logic_flip"])
     assert anyway.status == "scored"
-    (same,) = Auditor(recorded_under).audit(trace, step=0)  # the recorded graph: audited, the answer moves
+    (same,) = Auditor(recorded_under).audit(trace, step=0, interventions=["logic_flip"])  # the recorded graph: audited, the answer moves
     assert same.status == "scored" and same.answer_changed
 
 
@@ -62,8 +62,8 @@ def test_another_system_prompt_is_refused_and_a_rebuilt_identical_graph_is_not()
 
     trace = _recorded(agent("Count carefully."))
     with pytest.raises(GraphChangedError, match="prompt of node 'model' changed"):
-        Auditor(agent("Count quickly.")).audit(trace, step=0)
-    (result,) = Auditor(agent("Count carefully.")).audit(trace, step=0)  # a new object, the same graph
+        Auditor(agent("Count quickly.")).audit(trace, step=0, interventions=["logic_flip"])
+    (result,) = Auditor(agent("Count carefully.")).audit(trace, step=0, interventions=["logic_flip"])  # a new object, the same graph
     assert result.status == "scored"
 
 
@@ -72,7 +72,7 @@ def test_a_trace_without_a_fingerprint_is_audited_as_before() -> None:
     trace = _recorded(create_agent(faithful_arithmetic_model(), [calculator], checkpointer=saver))
     old = trace.model_copy(update={"graph": None})  # recorded before fingerprints (or with no graph given)
     deployed = create_agent(unfaithful_arithmetic_model(), [calculator], checkpointer=saver)
-    (result,) = Auditor(deployed).audit(old, step=0)
+    (result,) = Auditor(deployed).audit(old, step=0, interventions=["logic_flip"])
     assert result.status == "scored"
 
 

@@ -179,9 +179,11 @@ def test_reports_keep_links_apart_and_lead_with_coverage() -> None:
     assert report.by_link["thought->action"].violations == 2
     assert report.by_link["observation->answer"].violations == 0
     assert report.main_link == "thought->answer"
-    assert report.coverage is not None and report.coverage.steps == 1 and report.coverage.with_verdict == 1
+    # the units: the step's thought (both thought links) and its one tool output (observation->answer)
+    assert report.coverage is not None and report.coverage.units == 2 and report.coverage.with_verdict == 2
     assert report.coverage.by_link["thought->action"] == (1, 1)
-    assert report.coverage.summary().startswith("coverage 1/1 (100%)")
+    assert report.coverage.by_unit == {"thought": (1, 1), "output": (1, 1)}
+    assert report.coverage.summary().startswith("coverage 2/2 (100%) units with a verdict")
 
 
 async def test_the_async_auditor_audits_every_link() -> None:

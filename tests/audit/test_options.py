@@ -62,6 +62,7 @@ def test_the_defaults_are_the_auditors_of_before() -> None:
         "paraphraser": None,
         "swapper": None,
         "observation_swaps": 1,
+        "contradictions_per_step": 1,
         "thought_similarity": None,
         "min_thought_chars": DEFAULT_MIN_THOUGHT_CHARS,
         "seed": DEFAULT_SEED,
@@ -196,8 +197,8 @@ def test_an_auditor_of_objects_is_the_auditor_of_flat_keywords() -> None:
         assert auditor.replayer.tool_policy is ToolPolicy.LIVE and auditor.replayer.safe_tools == frozenset({"divide"})
         assert auditor.replayer.max_turns == 9 and auditor.allow_graph_change is True
         assert [type(s) for s in auditor.sinks] == [SpanSink, ResultStoreSink]
-    (a,) = flat.audit(trace)
-    (b,) = grouped.audit(trace)
+    (a,) = flat.audit(trace, interventions=["logic_flip"])
+    (b,) = grouped.audit(trace, interventions=["logic_flip"])
     assert (a.status, a.label, a.phi, a.violation) == (b.status, b.label, b.phi, b.violation)
     assert a.violation  # the unfaithful agent's answer does not follow its thought
     assert len(store.list_results()) == 2

@@ -79,7 +79,7 @@ async def test_unauditable_traces_reach_the_sinks_without_a_span() -> None:
     good = record(graph)
     broken = good.model_copy(update={"trace_id": "broken", "final_answer": None})
     sink = Collect()
-    report = await Auditor(graph, sinks=[sink]).aaudit_batch([good, broken])
+    report = await Auditor(graph, sinks=[sink]).aaudit_batch([good, broken], interventions=["logic_flip"])
     assert {f.result.result_id for f in sink.seen} == {r.result_id for r in report.results}
     (unauditable,) = [f for f in sink.seen if f.result.trace_id == "broken"]
     assert unauditable.span is None and unauditable.result.error_type == "TraceError"
@@ -92,11 +92,11 @@ def test_with_sinks_runs_the_same_audit_into_other_sinks() -> None:
     auditor = Auditor(graph, result_store=store)
     mine = Collect()
     other = auditor.with_sinks([*(s for s in auditor.sinks if not isinstance(s, ResultStoreSink)), mine])
-    (result,) = other.audit(trace)
+    (result,) = other.audit(trace, interventions=["logic_flip"])
     assert result.violation and [f.result for f in mine.seen] == [result]
     assert store.list_results() == []  # the store was dropped from the copy...
     assert [type(s) for s in auditor.sinks] == [SpanSink, ResultStoreSink]  # ...and kept by the original
-    (again,) = auditor.audit(trace)
+    (again,) = auditor.audit(trace, interventions=["logic_flip"])
     assert store.list_results() == [again]
     with pytest.raises(ConfigurationError, match="accept"):
         auditor.with_sinks([lambda finished: None])  # type: ignore[list-item]
@@ -145,7 +145,7 @@ def test_auditor_counts_write_back_errors_of_a_batch() -> None:
     spanned = [t.model_copy(update={"span": SpanRef(trace_id="1" * 32, span_id="2" * 16)}) for t in store_traces]
     writer = FailingWriter()
     auditor = Auditor(graph, score_writers=[writer])
-    report = auditor.audit_batch(spanned, max_concurrency=3)
+    report = auditor.audit_batch(spanned, max_concurrency=3, interventions=["logic_flip"])
     assert report.overall.scored == 3 and auditor.writeback_errors == writer.calls == 3
 
 

@@ -89,7 +89,7 @@ def test_the_middleware_records_the_structured_response_too(saver: Any) -> None:
     (trace,) = store.list_traces()
     assert trace.final_answer is not None and json.loads(trace.final_answer)["total"] == 42.0
     assert trace.steps[-1].structured_output
-    results = Auditor(graph).audit(trace)
+    results = Auditor(graph).audit(trace, interventions=["logic_flip"])
     (result,) = [r for r in results if r.link == "thought->answer"]
     assert result.violation and result.label == "violation"
 
@@ -106,9 +106,9 @@ def test_text_beside_the_structured_call_does_not_make_the_answer_step_auditable
     graph = _agent(ScriptedChatModel(script=script), "tool", saver)
     trace = record(graph)
     assert trace.steps[-1].thought and trace.steps[-1].structured_output
-    assert [r.step_index for r in Auditor(graph).audit(trace, step="all")] == [0]
+    assert [r.step_index for r in Auditor(graph).audit(trace, step="all", interventions=["logic_flip"])] == [0]
     with pytest.raises(FinalStepError, match="which gave its structured response"):
-        Auditor(graph).audit(trace, step=1)
+        Auditor(graph).audit(trace, step=1, interventions=["logic_flip"])
 
 
 def _empty_answers(*, only_when_contradicted: bool) -> ScriptedChatModel:
@@ -148,7 +148,7 @@ def test_an_empty_answer_on_either_side_is_no_verdict(side: str, saver: Any) -> 
 def test_an_empty_answer_after_the_extractor_is_no_verdict(saver: Any) -> None:
     graph = create_agent(unfaithful_arithmetic_model(), [calculator], checkpointer=saver)
     trace = record(graph)
-    (result,) = Auditor(graph, answer_extractor=lambda text: "").audit(trace)
+    (result,) = Auditor(graph, answer_extractor=lambda text: "").audit(trace, interventions=["logic_flip"])
     assert result.status == "inconclusive"
     assert result.inconclusive_reason is not None and "empty after answer_extractor" in result.inconclusive_reason
 

@@ -35,11 +35,11 @@ def test_the_answer_step_is_refused_by_name(builder: str, saver: Any) -> None:
     trace = record(graph)
     assert len(trace.steps) == 2
     with pytest.raises(FinalStepError, match=r"step 1 of trace .* last model turn, which gave its answer") as refused:
-        Auditor(graph).audit(trace, step=1)
+        Auditor(graph).audit(trace, step=1, interventions=["logic_flip"])
     assert isinstance(refused.value, TraceError)
     with pytest.raises(FinalStepError):
-        Auditor(graph).audit(trace, step=[0, 1])
-    report = Auditor(graph).audit_batch([trace], step=1)
+        Auditor(graph).audit(trace, step=[0, 1], interventions=["logic_flip"])
+    report = Auditor(graph).audit_batch([trace], step=1, interventions=["logic_flip"])
     (result,) = report.results
     assert result.status == "failed" and result.error_type == "FinalStepError" and not result.violation
     assert report.violation_rate is None
@@ -50,7 +50,7 @@ def test_a_step_followed_by_more_of_the_run_is_audited_even_without_a_tool_call(
     (no tool call of its own) stays auditable by index."""
     graph = build_agent(two_step_model(), "hand", InMemorySaver())
     trace = record(graph, question="How many apples are in 6 boxes of 7, with 5 loose apples more?")
-    assert [r.status for r in Auditor(graph, decisive=False).audit(trace, step=1)] == ["scored"]
+    assert [r.status for r in Auditor(graph, decisive=False).audit(trace, step=1, interventions=["logic_flip"])] == ["scored"]
 
 
 # -- nothing to audit -------------------------------------------------------------------------------
@@ -61,7 +61,7 @@ def test_a_trace_with_no_step_to_audit_gives_a_result_with_the_reason(builder: s
     trace = record(graph)
     assert len(trace.steps) == 1 and trace.final_answer
     for step in ("auto", "all"):
-        (result,) = Auditor(graph).audit(trace, step=step)
+        (result,) = Auditor(graph).audit(trace, step=step, interventions=["logic_flip"])
         assert (result.status, result.label, result.nothing_to_audit) == ("not_applicable", "inconclusive", True)
         assert result.trace_id == trace.trace_id and result.step_index == -1 and not result.violation
         assert result.inconclusive_reason is not None and "the agent answered at once" in result.inconclusive_reason
@@ -70,7 +70,7 @@ def test_a_trace_with_no_step_to_audit_gives_a_result_with_the_reason(builder: s
 def test_a_thought_too_short_for_auto_is_named_as_the_reason() -> None:
     graph = build_agent(faithful_arithmetic_model(), "hand", InMemorySaver())
     trace = record(graph)
-    (result,) = Auditor(graph, min_thought_chars=500).audit(trace)
+    (result,) = Auditor(graph, min_thought_chars=500).audit(trace, interventions=["logic_flip"])
     assert result.nothing_to_audit and result.inconclusive_reason is not None
     assert "500 non-space characters" in result.inconclusive_reason
 
@@ -84,8 +84,8 @@ def test_batches_count_traces_with_nothing_to_audit() -> None:
     results = InMemoryResultStore()
     auditor = Auditor(agent, result_store=results)
     for report in (
-        auditor.audit_batch([at_once, audited]),
-        asyncio.run(auditor.aaudit_batch([at_once, audited])),
+        auditor.audit_batch([at_once, audited], interventions=["logic_flip"]),
+        asyncio.run(auditor.aaudit_batch([at_once, audited], interventions=["logic_flip"])),
     ):
         assert {r.trace_id for r in report.results} == {at_once.trace_id, audited.trace_id}
         assert report.nothing_to_audit == 1 and report.overall.not_applicable == 1
@@ -122,7 +122,7 @@ def test_a_closed_checkpointer_database_fails_one_audit_and_the_batch_goes_on(
     graph = build_agent(unfaithful_arithmetic_model(), "create_agent", SqliteSaver(sqlite_conn))
     traces = [record(graph, thread_id=f"t-{i}") for i in range(3)]
     closer = _ClosesTheDatabase(sqlite_conn)
-    report = Auditor(graph, sinks=[closer]).audit_batch(traces, max_concurrency=1)
+    report = Auditor(graph, sinks=[closer]).audit_batch(traces, max_concurrency=1, interventions=["logic_flip"])
     assert [r.trace_id for r in report.results] == [t.trace_id for t in traces]  # nothing lost, in order
     first, *rest = report.results
     assert first.status == "scored" and first.violation  # finished before the database went away: kept
@@ -132,7 +132,7 @@ def test_a_closed_checkpointer_database_fails_one_audit_and_the_batch_goes_on(
     assert report.overall.failed == 2 and report.violation_rate == 1.0
     assert closer.seen == [t.trace_id for t in traces]  # every result reached the sinks
     # a single audit records it the same way
-    (single,) = Auditor(graph).audit(traces[0])
+    (single,) = Auditor(graph).audit(traces[0], interventions=["logic_flip"])
     assert single.status == "failed" and single.error_type == "ProgrammingError"
 
 
@@ -161,7 +161,7 @@ def test_a_dropped_postgres_connection_fails_one_audit_and_the_batch_goes_on(pos
         graph = build_agent(unfaithful_arithmetic_model(), "create_agent", saver)
         traces = [record(graph, thread_id=f"t-{i}") for i in range(3)]
         dropper = _TerminatesTheConnection(postgres_dsn, conn.info.backend_pid)
-        report = Auditor(graph, sinks=[dropper]).audit_batch(traces, max_concurrency=1)
+        report = Auditor(graph, sinks=[dropper]).audit_batch(traces, max_concurrency=1, interventions=["logic_flip"])
         assert [r.trace_id for r in report.results] == [t.trace_id for t in traces]
         first, *rest = report.results
         assert first.status == "scored" and first.violation
@@ -200,9 +200,9 @@ def test_a_dropped_connection_in_one_audit_is_recorded_with_its_type(mode: str) 
     traces = [record(graph, thread_id=f"t-{i}") for i in range(3)]
     auditor = Auditor(graph)
     if mode == "sync":
-        report = auditor.audit_batch(traces, max_concurrency=2)
+        report = auditor.audit_batch(traces, max_concurrency=2, interventions=["logic_flip"])
     else:
-        report = asyncio.run(auditor.aaudit_batch(traces, max_concurrency=2))
+        report = asyncio.run(auditor.aaudit_batch(traces, max_concurrency=2, interventions=["logic_flip"]))
     by_trace = {r.trace_id: r for r in report.results}
     assert set(by_trace) == {t.trace_id for t in traces}
     broken = by_trace[traces[1].trace_id]
@@ -241,15 +241,15 @@ def test_a_sync_audit_inside_the_async_savers_loop_says_to_use_aaudit(tmp_path: 
             (trace,) = store.list_traces()
             auditor = Auditor(graph)
             with pytest.raises(AsyncSaverError, match=r"use 'await aaudit\(\.\.\.\)'") as refused:
-                auditor.audit(trace)
+                auditor.audit(trace, interventions=["logic_flip"])
             assert isinstance(refused.value, ConfigurationError)
             assert "AsyncSqliteSaver" in str(refused.value)
             with pytest.raises(AsyncSaverError, match="aaudit_batch"):
-                auditor.audit_batch([trace])  # would otherwise wait forever on the loop it blocks
-            (result,) = await auditor.aaudit(trace)  # the way that works
+                auditor.audit_batch([trace], interventions=["logic_flip"])  # would otherwise block the loop forever
+            (result,) = await auditor.aaudit(trace, interventions=["logic_flip"])  # the way that works
             assert result.status == "scored" and result.violation
             # from another thread the saver serves synchronous calls, and so does the auditor
-            (threaded,) = await asyncio.to_thread(auditor.audit, trace)
+            (threaded,) = await asyncio.to_thread(auditor.audit, trace, "auto", ["logic_flip"])
             assert threaded.status == "scored"
 
     asyncio.run(main())

@@ -1,0 +1,90 @@
+"""What the auditor has seen the agent's tools return and be called with: the first source of other values.
+
+An observation swap needs another plausible output value ("rainy" where the run said "sunny"), and a plan swap
+another argument ("France" where the thought said "Spain"). The most plausible ones are those the same tool really
+returned or was called with in other recorded runs, so the auditor remembers, per tool, the latest distinct outputs
+and argument values of every trace it audits (a batch is read whole before its first audit). Bounded
+(:data:`KEPT_PER_TOOL` each, oldest out first, :data:`TOOLS_KEPT` tools) so that a long-running online auditor stays
+small; thread-safe, since batches audit on a pool of threads.
+
+The schema's own values (a ``Literal`` return type, an ``enum`` argument) come from the tool itself
+(:func:`schema_values`).
+"""
+
+from __future__ import annotations
+
+import threading
+import typing
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any, Final
+
+from ariadne_lc.trace import Trace
+
+__all__ = ["KEPT_PER_TOOL", "TOOLS_KEPT", "RecordedValues", "schema_values"]
+
+KEPT_PER_TOOL: Final = 64
+"""Distinct outputs (and, apart, argument values) remembered per tool."""
+TOOLS_KEPT: Final = 256
+"""Tools remembered (the least recently seen out first)."""
+
+
+class RecordedValues:
+    """Per tool, the latest distinct outputs and argument values of the traces seen (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._outputs: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
+        self._args: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def observe(self, traces: Iterable[Trace]) -> None:
+        """Remember the tool outputs and scalar argument values of ``traces``."""
+        with self._lock:
+            for trace in traces:
+                for step in trace.steps:
+                    for call in step.tool_calls:
+                        if call.output is not None and call.output.strip():
+                            _remember(self._outputs, call.name, call.output)
+                        for value in call.args.values():
+                            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                                _remember(self._args, call.name, str(value))
+
+    def outputs(self, tool: str) -> tuple[str, ...]:
+        """The outputs ``tool`` was seen to return, oldest first."""
+        with self._lock:
+            return tuple(self._outputs.get(tool, ()))
+
+    def arguments(self) -> dict[str, tuple[str, ...]]:
+        """Tool -> the argument values it was seen called with."""
+        with self._lock:
+            return {tool: tuple(values) for tool, values in self._args.items()}
+
+
+def _remember(table: OrderedDict[str, OrderedDict[str, None]], tool: str, value: str) -> None:
+    seen = table.setdefault(tool, OrderedDict())
+    table.move_to_end(tool)
+    seen[value] = None
+    seen.move_to_end(value)
+    while len(seen) > KEPT_PER_TOOL:
+        seen.popitem(last=False)
+    while len(table) > TOOLS_KEPT:
+        table.popitem(last=False)
+
+
+def schema_values(tool: Any) -> tuple[str, ...]:
+    """The values a tool's schema allows: its return type's ``Literal`` values, then its arguments' ``enum`` values."""
+    out: list[str] = []
+    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    try:
+        hints = typing.get_type_hints(func) if func is not None else {}
+    except Exception:  # a forward reference the tool's module cannot resolve: no schema values, not an error
+        hints = {}
+    returned = hints.get("return")
+    if typing.get_origin(returned) is typing.Literal:
+        out += [str(v) for v in typing.get_args(returned)]
+    args = getattr(tool, "args", None)
+    if isinstance(args, dict):
+        for spec in args.values():
+            if isinstance(spec, dict):
+                out += [str(v) for v in spec.get("enum", ()) if not isinstance(v, bool)]
+    return tuple(dict.fromkeys(out))
