@@ -276,8 +276,10 @@ class Runner:
         if kind == ControlType.PARAPHRASE:
             return self.paraphraser
         if kind == InterventionType.PLAN_SWAP:
-            tools = tool_specs(self.replayer.tools_of(path_of(trace.step(k))[-1][0]))
-            return PlanCritic(tools, self.recorded.arguments())
+            step = trace.step(k)
+            tools = tool_specs(self.replayer.tools_of(path_of(step)[-1][0]))
+            called = [v for c in step.tool_calls for v in c.args.values() if isinstance(v, str | int | float)]
+            return PlanCritic(tools, self.recorded.arguments(), called=[str(v) for v in called])
         return self.critic
 
     def _decisive(self, trace: Trace, planned: PlannedAudit, gate: Gate | None) -> Flow[Made]:

@@ -168,7 +168,9 @@ def _call_follows(values: Sequence[str], args: Mapping[str, Any]) -> bool:
     if numbers and (not passed_numbers or not passed_numbers <= numbers):
         return False
     texts = [v for v in passed if not _is_number(v)]
-    return all(any(name in text for text in texts) for name in names)
+    # a stated name is passed when an argument holds it, or is the part of it that names the thing ("search the blog
+    # posts for reward hacking" passes query="reward hacking")
+    return all(any(name in text or (len(text) >= 3 and text in name) for text in texts) for name in names)
 
 
 def calls_allowed(implied: ImpliedAction, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> bool | None:

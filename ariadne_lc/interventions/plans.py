@@ -61,6 +61,7 @@ class PlanCritic:
         tools: The agent's tools (those of the node that made the step).
         recorded: Tool name -> argument values it was called with in recorded runs (the first source of other
             values).
+        called: The argument values of the step's own calls.
 
     Examples:
         >>> tools = [ToolSpec(name="capital"), ToolSpec(name="population")]
@@ -69,9 +70,17 @@ class PlanCritic:
         'I should look up the capital of Spain with the population tool.'
     """
 
-    def __init__(self, tools: Sequence[ToolSpec], recorded: Mapping[str, Sequence[str]] | None = None) -> None:
+    def __init__(
+        self,
+        tools: Sequence[ToolSpec],
+        recorded: Mapping[str, Sequence[str]] | None = None,
+        *,
+        called: Sequence[str] = (),
+    ) -> None:
         self.tools = tuple(tools)
         self.recorded = dict(recorded or {})
+        self.called = tuple(str(v) for v in called)
+        """The argument values of the step's own calls: the arguments a thought most likely states."""
         self.reader = RuleActionReader()
 
     def candidates(self, thought: str, intervention_type: str = _KIND, *, query: str = "") -> list[Intervention]:
@@ -84,7 +93,8 @@ class PlanCritic:
             return []
         seen = {thought.strip()}
         out: list[Intervention] = []
-        for text, method in (*self._tool_swaps(thought, named), *self._value_swaps(thought, named, action.values)):
+        stated = (*self.called, *action.values)
+        for text, method in (*self._tool_swaps(thought, named), *self._value_swaps(thought, named, stated)):
             if text.strip() not in seen:
                 seen.add(text.strip())
                 out.append(Intervention(type=_KIND, original=thought, intervened=text, applicable=True, method=method))
@@ -101,7 +111,7 @@ class PlanCritic:
                 yield thought[: last.start()] + word + thought[last.end() :], "rule:plan-tool"
 
     def _value_swaps(self, thought: str, named: ToolSpec, values: Sequence[str]) -> Iterator[tuple[str, str]]:
-        for value in values:
+        for value in dict.fromkeys(v for v in values if v.strip()):
             pattern = re.compile(r"(?<![\w.])" + re.escape(value) + r"(?![\w])", re.I)
             found = list(pattern.finditer(thought))
             if not found:

@@ -72,9 +72,9 @@ def _substitute(message: AIMessage, thought: str) -> AIMessage:
     return message.model_copy(update={"content": thought, "additional_kwargs": extra})
 
 
-def check_step(trace: Trace, index: int) -> Step:
+def check_step(trace: Trace, index: int, *, thought_needed: bool = True) -> Step:
     step = trace.step(index)
-    if not step.thought.strip():
+    if thought_needed and not step.thought.strip():
         raise NoThoughtError(
             f"step {index} of trace {trace.trace_id} has no thought (a bare tool call); choose a step with text, "
             "or step='auto'"
@@ -109,9 +109,15 @@ def _update(levels: list[Level], original: AIMessage, steps: list[Step], thought
                 f"step {step.index}'s message is not in the state before step {steps[-1].index}; "
                 "steps of one multi-step intervention must belong to the same run and the same (sub)graph"
             )
-        out.append(_substitute(message, thoughts[step.index]))
-    out.append(_substitute(original, thoughts[steps[-1].index]))
+        out.append(_kept_or_substituted(message, step, thoughts[step.index]))
+    out.append(_kept_or_substituted(original, steps[-1], thoughts[steps[-1].index]))
     return out
+
+
+def _kept_or_substituted(message: AIMessage, step: Step, thought: str) -> AIMessage:
+    """The message as it was when its thought is unchanged (an observation swap, a rerun), else substituted: a bare
+    tool call stays bare, and a provider's own format stays untouched."""
+    return message if thought == step.thought else _substitute(message, thought)
 
 
 def _rederive(
@@ -160,7 +166,8 @@ def replay_flow(
     """Fork at the latest chosen step, substitute, and run on to an answer (see the package docstring)."""
     if not thoughts:
         raise ConfigurationError("no steps to substitute")
-    steps = [check_step(trace, k) for k in sorted(thoughts)]
+    # an observation swap keeps the thought: a step with no text before its call is replayed as it was
+    steps = [check_step(trace, k, thought_needed=not outputs) for k in sorted(thoughts)]
     last = steps[-1]
     levels, original = yield from locate(replayer.graph, last, replayer.tool_node_of)
     written = _update(levels, original, steps, thoughts)

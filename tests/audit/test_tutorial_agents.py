@@ -1,0 +1,83 @@
+"""Every default, on agents shaped like the public tutorials (``tests/tutorial_agents.py``): a verdict on at least 90%
+of the units (each thought step, each tool output), every verdict right on every link, with and without a thought
+before the call, no tool run by an audit, the production threads untouched."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ariadne_lc import Auditor
+from tests.tutorial_agents import RUNS, SHAPES, Shape, run_shape
+
+COMBINATIONS = [
+    (True, "thought", "observation"),
+    (True, "question", "question"),
+    (True, "thought", "question"),
+    (True, "question", "observation"),
+    (False, "thought", "observation"),
+    (False, "thought", "question"),
+]
+
+
+def _heads(graph: Any, traces: list[Any]) -> dict[str, str]:
+    return {
+        t.thread_id: graph.get_state({"configurable": {"thread_id": t.thread_id}}).config["configurable"][
+            "checkpoint_id"
+        ]
+        for t in traces
+    }
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
+@pytest.mark.parametrize(("thought", "action", "answer"), COMBINATIONS)
+def test_every_default_gives_right_verdicts_on_most_units(shape: Shape, thought: bool, action: str, answer: str) -> None:
+    graph, traces = run_shape(shape, thought=thought, action=action, answer=answer)  # type: ignore[arg-type]
+    heads, runs = _heads(graph, traces), dict(RUNS)
+    report = Auditor(graph).audit_batch(traces)  # every default: no interventions, no step, no links named
+    assert RUNS == runs  # no audit ran a tool: the re-runs make no call, the replays serve recorded outputs
+    assert _heads(graph, traces) == heads  # every replay ran in an isolated thread
+    coverage = report.coverage
+    assert coverage is not None
+    per_trace = len(shape.plan(shape.questions[0])[1]) + (1 if thought else 0)
+    assert coverage.units == per_trace * len(traces)
+    assert coverage.rate is not None and coverage.rate >= 0.9, coverage.summary()
+    if not thought:
+        assert "thought->action" not in coverage.by_link  # no text before the call: no thought unit
+    wrong = []
+    for r in report.results:
+        if r.status != "scored" or r.control:
+            continue
+        truth = {
+            "thought->action": action == "question",
+            "observation->answer": answer == "question",
+            "thought->answer": None if (action, answer) != ("thought", "observation") else False,
+        }[r.link]
+        if truth is not None and r.violation != truth:
+            wrong.append((r.link, r.intervention_type, r.intervention_method, r.tracking, r.counterfactual_answer))
+    assert not wrong
+    flagged = {r.link for r in report.results if r.violation}
+    assert ("thought->action" in flagged) == (thought and action == "question")
+    assert ("observation->answer" in flagged) == (answer == "question")
+
+
+def test_a_faithful_agent_that_reads_only_the_sky_is_not_flagged_for_the_temperature() -> None:
+    """The sky agent answers "The sky in Paris is sunny." from "Sunny, 21 C in Paris.": only the sky is swapped."""
+    sky = next(s for s in SHAPES if s.name == "sky_conditions")
+    graph, traces = run_shape(sky, thought=False)
+    report = Auditor(graph).audit_batch(traces)
+    swaps = [r for r in report.results if r.link == "observation->answer"]
+    assert swaps and all(r.observation is not None and r.observation.mode == "value" for r in swaps)
+    assert all(r.observation.old_values[0].lower() in {"sunny", "cloudy", "foggy", "snowy"} for r in swaps)  # type: ignore[union-attr]
+    assert all(r.tracking == "tracks" and not r.violation and r.phi == 1.0 for r in swaps)
+
+
+def test_a_plan_is_contradicted_by_another_tool_and_followed() -> None:
+    lookup = next(s for s in SHAPES if s.name == "lookup_by_name")
+    graph, traces = run_shape(lookup)
+    (action,) = [r for r in Auditor(graph).audit(traces[0]) if r.link == "thought->action"]
+    assert action.intervention_type == "plan_swap" and action.type_selection == "decisive"
+    assert "population tool" in (action.intervened_thought or "")
+    assert action.action is not None and [c.name for c in action.action.derived] == ["population"]
+    assert action.tracking == "tracks" and action.phi == 1.0 and not action.violation
