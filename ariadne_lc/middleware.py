@@ -19,7 +19,10 @@ A callback sees the graph's whole run; a middleware sees only its hooks. What fo
 
 * List ``AriadneMiddleware`` first in ``middleware=[...]``: it then wraps the model call that the other
   middleware (retries, fallbacks) finally made, once.
-* A run that raises inside a model or tool call is recorded with its error. A run that stops elsewhere
+* A run that raises inside a model or tool call is recorded with its error. A run that reaches LangGraph's
+  recursion limit right after a model or tool call is recorded as failed with a ``GraphRecursionError`` as soon as
+  that call ends (the middleware knows the limit and the step: the next node would exceed it). A run that stops
+  elsewhere
   (an interrupt waiting for a human, an error in another middleware's hook) stays open; if it resumes
   (``Command(resume=...)``), its steps after the resume join the same trace, one trace per user turn. A
   new turn on the same thread closes an open one as not finished (its trace carries ``error``).
@@ -52,7 +55,7 @@ from uuid import UUID
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.config import get_config
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, GraphRecursionError
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -123,6 +126,13 @@ def _prefilled(request: ModelRequest[Any], thought: str) -> ModelRequest[Any]:
     return request.override(messages=[*request.messages, AIMessage(content=thought)])
 
 
+def _recursion_error(limit: int) -> GraphRecursionError:
+    return GraphRecursionError(
+        f"Recursion limit of {limit} reached without hitting a stop condition (recorded by AriadneMiddleware: the "
+        "run's last node ended at the last step LangGraph allows)"
+    )
+
+
 def _response_messages(response: Any) -> list[BaseMessage]:
     """What the model node writes for a wrap_model_call result (ModelResponse, AIMessage or extended)."""
     if isinstance(response, BaseMessage):
@@ -173,6 +183,8 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The recorder the middleware feeds (its ``stats`` count what was recorded, dropped, failed)."""
         self._lock = threading.Lock()
         self._open: dict[_RunKey, UUID] = {}
+        self._limits: dict[UUID, tuple[int, int]] = {}
+        """Open run -> (its recursion limit, the last step a node of it may run at)."""
 
     # -- the run: before_agent / after_agent --------------------------------------------------------
 
@@ -280,6 +292,10 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if full:  # the handler, which has the same cap, counts the drop
             self.handler.stats.dropped += 1
             return
+        step, limit = metadata.get("langgraph_step"), get_config().get("recursion_limit")
+        if isinstance(step, int) and isinstance(limit, int):  # measured against LangGraph (tests/test_middleware_limits)
+            with self._lock:  # a run whose node ends at step s fails when s + 1 passes before_agent's step + limit - 1
+                self._limits[run_id] = (limit, step + limit - 1)
         root_metadata = _root_metadata(metadata)
         self.handler.on_chain_start(
             None,
@@ -294,7 +310,12 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         metadata, _ = _node_config()
         with self._lock:
             run_id = self._open.pop(_key(metadata), None)
+            limit, last = (0, None) if run_id is None else self._limits.pop(run_id, (0, None))
         if run_id is None:  # not recorded (a replay, or dropped)
+            return
+        step = metadata.get("langgraph_step")
+        if isinstance(step, int) and last is not None and step + 1 > last:  # LangGraph's next tick is out of steps
+            self.handler.on_chain_error(_recursion_error(limit), run_id=run_id)
             return
         self.handler.on_chain_end(dict(state), run_id=run_id)
 
@@ -317,8 +338,23 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return node_run, root, metadata
 
     def _end_node(self, node: tuple[UUID, UUID, Mapping[str, Any]] | None, messages: list[BaseMessage]) -> None:
-        if node is not None:
-            self.handler.on_chain_end({"messages": messages}, run_id=node[0], parent_run_id=node[1])
+        if node is None:
+            return
+        node_run, root, metadata = node
+        self.handler.on_chain_end({"messages": messages}, run_id=node_run, parent_run_id=root)
+        step = metadata.get("langgraph_step")
+        with self._lock:
+            limit, last = self._limits.get(root, (0, None))
+            # LangGraph raises once a tick's step passes the last one, even with nothing left to run; a model or tool
+            # node is followed by another (tools, the model, after_agent) anyway
+            over = isinstance(step, int) and last is not None and step + 1 > last
+            if over and self._open.get(_key(metadata)) == root:
+                del self._open[_key(metadata)]
+                self._limits.pop(root, None)
+            else:
+                over = False
+        if over:
+            self.handler.on_chain_error(_recursion_error(limit), run_id=root)
 
     def _fail_node(self, node: tuple[UUID, UUID, Mapping[str, Any]] | None, error: BaseException) -> None:
         if node is None:
@@ -332,4 +368,5 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             if self._open.get(key) != root:
                 return
             del self._open[key]
+            self._limits.pop(root, None)
         self.handler.on_chain_error(error, run_id=root)
