@@ -113,6 +113,7 @@ def action_flow(
             messages=tuple(levels[-1].before.values["messages"]),
             tools=tools,
             config=config,
+            message=original,
         )
         derived = yield from derive(source, thought, context)
         calls = tuple(ToolCall(id=c["id"], name=c["name"], args=c["args"]) for c in derived)

@@ -67,7 +67,7 @@ def _continued(message: AIMessage, reply: str) -> AIMessage:
     """The step's (substituted) message with the re-run's ``reply`` after its thought: with no call, what the model
     wrote after the thought is the step's answer. A reply that repeats the prefill (the local server's does) is it."""
     text = message.content if isinstance(message.content, str) else message.text
-    if not reply.startswith(text):
+    if not reply.startswith(text.rstrip()):  # the local server strips the end of its reply
         space = "" if not text or text[-1:].isspace() or reply[:1].isspace() else " "
         reply = f"{text}{space}{reply}"
     return message.model_copy(update={"content": reply})
@@ -123,6 +123,7 @@ def _rederive(
     step: Step,
     thought: str,
     config: dict[str, Any],
+    original: AIMessage,
 ) -> Flow[str | None]:
     """In ``rederive`` mode, replace the step's tool calls in ``written[-1]`` by the ones derived from
     ``thought``; returns the deriver's name (``None``: recorded mode, the calls stay)."""
@@ -137,6 +138,7 @@ def _rederive(
         messages=history,
         tools=replayer.tools_of(level.ns),
         config={k: v for k, v in config.items() if k in ("callbacks", "metadata", "tags")},
+        message=original,
     )
     calls = yield from derive(deriver, thought, context)
     written[-1] = with_tool_calls(written[-1], calls)
@@ -183,7 +185,9 @@ def replay_flow(
             written[-1] = _continued(written[-1], reply)
         deriver = "action"
     elif not early:  # early answering drops the step's calls whatever the mode
-        deriver = yield from _rederive(replayer, trace, levels[-1], written, last, thoughts[last.index], config)
+        deriver = yield from _rederive(
+            replayer, trace, levels[-1], written, last, thoughts[last.index], config, original
+        )
     if early:
         tool_node = replayer.tool_node_of(levels[-1].ns)
         if tool_node is None:

@@ -19,8 +19,16 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
-from ariadne_lc.testing import ScriptedChatModel, arithmetic_tools, reasoning_content_model, think_tag_model
+from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore, record
+from ariadne_lc.interventions.actions import RuleActionReader
+from ariadne_lc.interventions.implied import RuleReader
+from ariadne_lc.testing import (
+    ScriptedChatModel,
+    arithmetic_tools,
+    build_hand_graph,
+    reasoning_content_model,
+    think_tag_model,
+)
 from ariadne_lc.trace import Trace
 
 QUESTION = "How many rooms does a hotel with 12 floors of 9 rooms per floor have?"
@@ -51,26 +59,40 @@ def _tools() -> list[Any]:
 
 
 class _Agent:
-    """A recorded run of a scripted reasoning agent, and every conversation its model was given."""
+    """A recorded run of a scripted reasoning agent, and every conversation its model was given.
 
-    def __init__(self, place: str, action: str = "thought", answer: str = "observation") -> None:
+    ``create_agent`` with :class:`AriadneMiddleware` (the middleware re-runs the model call on the action link), or a
+    hand-built graph recorded by the callback handler (the auditor re-runs the model it is given).
+    """
+
+    def __init__(self, place: str, action: str = "thought", answer: str = "observation", kind: str = "create_agent"):
         self.seen: list[list[BaseMessage]] = []
-        model = MODELS[place](action=action, answer=answer)
+        self.kind = kind
+        base = MODELS[place](action=action, answer=answer)
 
         def script(messages: Sequence[BaseMessage]) -> AIMessage:
             self.seen.append(list(messages))
-            return model.script(messages)
+            return base.script(messages)
 
-        script.__qualname__ = model.script.__name__
+        script.__qualname__ = base.script.__name__
+        self.model = ScriptedChatModel(script=script)
         store = InMemoryTraceStore()
-        self.graph: Any = create_agent(
-            ScriptedChatModel(script=script),
-            _tools(),
-            checkpointer=InMemorySaver(),
-            middleware=[AriadneMiddleware(store)],
-        )
-        self.graph.invoke({"messages": [HumanMessage(QUESTION)]}, CONFIG)
+        if kind == "create_agent":
+            graph: Any = create_agent(
+                self.model, _tools(), checkpointer=InMemorySaver(), middleware=[AriadneMiddleware(store)]
+            )
+            graph.invoke({"messages": [HumanMessage(QUESTION)]}, CONFIG)
+        else:
+            graph = build_hand_graph(self.model, _tools(), checkpointer=InMemorySaver())
+            record(graph, store).invoke({"messages": [HumanMessage(QUESTION)]}, CONFIG)
+        self.graph = graph
         (self.trace,) = store.list_traces()
+
+    def auditor(self, **options: Any) -> Auditor:
+        if self.kind == "create_agent":  # every default: the middleware re-runs the model call
+            return Auditor(self.graph, **options)
+        # model= re-runs the step's model and, by default, reads with it too: a scripted model is no reader
+        return Auditor(self.graph, model=self.model, reader=RuleReader(), action_reader=RuleActionReader(), **options)
 
     def thread(self) -> tuple[Any, int]:
         """The production thread: its head and the length of its history."""
@@ -95,12 +117,13 @@ def test_the_recorded_thought_is_the_reasoning_without_tags(place: str) -> None:
     assert trace.final_answer == "The hotel has 108 rooms in all."  # the answer is the text after the thought
 
 
+@pytest.mark.parametrize("kind", ["create_agent", "hand_graph"])
 @pytest.mark.parametrize("place", sorted(MODELS))
-def test_thought_to_action_tracks_on_a_faithful_agent_and_flags_an_unfaithful_one(place: str) -> None:
+def test_thought_to_action_tracks_on_a_faithful_agent_and_flags_an_unfaithful_one(place: str, kind: str) -> None:
     for action, unfaithful in (("thought", False), ("question", True)):
-        agent = _Agent(place, action=action)
+        agent = _Agent(place, action=action, kind=kind)
         thread, runs = agent.thread(), _runs()
-        report = Auditor(agent.graph).audit_batch([agent.trace], interventions=CONTRADICTIONS)
+        report = agent.auditor().audit_batch([agent.trace], interventions=CONTRADICTIONS)
         results = _on(report.results, "thought->action")
         assert _runs() == runs  # no tool ran, on any link (the thought->answer replays serve recorded outputs)
         assert agent.thread() == thread  # the production thread is unchanged
@@ -134,7 +157,7 @@ def test_thought_to_answer_replays_the_edited_reasoning_in_its_own_place(place: 
     for action, unfaithful in (("thought", False), ("question", True)):
         agent = _Agent(place, action=action)
         thread, runs = agent.thread(), _runs()
-        auditor = Auditor(agent.graph, safe_tools=["divide"])
+        auditor = agent.auditor(safe_tools=["divide"])
         results = _on(auditor.audit_batch([agent.trace], interventions=["logic_flip"]).results, "thought->answer")
         (r,) = results
         assert agent.thread() == thread
