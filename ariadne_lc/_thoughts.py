@@ -18,6 +18,10 @@ re-run starts the model's reply the same way (:func:`prefill_of`). Reasoning con
 provider signs them (Anthropic) or keeps them by id (OpenAI's reasoning items), so an edited copy would be refused
 or replaced; the edited thought replaces them as the message's text, as the replay always did.
 
+What a model then reads is its client's choice, as in production: a client that does not send
+``reasoning_content`` back (``ChatOpenAI`` drops it; DeepSeek's API ignores earlier turns' reasoning) shows the model
+neither the recorded nor the edited reasoning of earlier turns, and no prefilled reasoning on a re-run.
+
 An edit of a thought that has visible text after its reasoning is split back (:func:`split_thought`) by what stayed:
 the visible text unchanged (the usual case: the reasoning carries the plan), the reasoning unchanged, or the same
 number of lines; otherwise the whole edited thought becomes the reasoning and the visible text goes, so that no
