@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage, convert_to_messages
 
+from ariadne_lc._thoughts import thought_parts, visible_text
 from ariadne_lc.trace import ToolCall
 
 __all__ = [
@@ -28,20 +29,13 @@ STRUCTURED_RESPONSE = "structured_response"
 
 
 def thought_of(message: AIMessage) -> str:
-    """The thought of a model turn: reasoning blocks first, then the visible text.
+    """The thought of a model turn: its reasoning first, without tags, then the visible text.
 
-    Reasoning models put their chain of thought in ``content_blocks`` of type ``reasoning``; the
-    visible ``text`` property leaves it out. Both belong to the thought.
+    Reasoning models keep their chain of thought out of the visible text: in ``reasoning`` content blocks, in
+    ``additional_kwargs["reasoning_content"]`` or in a leading ``<think>`` block (:mod:`ariadne_lc._thoughts`).
+    Both belong to the thought.
     """
-    reasoning: list[str] = []
-    if isinstance(message.content, list):
-        for block in message.content_blocks:
-            if block.get("type") == "reasoning":
-                text = block.get("reasoning")
-                if isinstance(text, str) and text:
-                    reasoning.append(text)
-    parts = [*reasoning, message.text] if message.text else reasoning
-    return "\n".join(parts).strip()
+    return thought_parts(message).thought
 
 
 def messages_in(output: Any) -> Iterator[BaseMessage]:
@@ -107,12 +101,12 @@ def first_human_text(inputs: Any) -> str:
 
 
 def last_ai_text(messages: Iterable[BaseMessage]) -> str | None:
-    """The text of the last AI message, the run's final answer."""
+    """The text of the last AI message without its ``<think>`` block, the run's final answer."""
     last = None
     for m in messages:
         if isinstance(m, AIMessage):
             last = m
-    return None if last is None else last.text
+    return None if last is None else visible_text(last)
 
 
 def structured_answer(values: Any) -> str | None:

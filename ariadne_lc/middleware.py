@@ -35,7 +35,8 @@ A callback sees the graph's whole run; a middleware sees only its hooks. What fo
   on the parent records the parent's whole run. The auditor replays those steps through the parent graph.
 * Audits of the ``thought->action`` link (docs/method.md#links) re-run a recorded model call in an isolated copy
   of the thread with the step's (contradicted) thought in the run config: the middleware then appends that
-  thought as a trailing assistant message, so that the model continues it, and records nothing. This is what
+  thought as a trailing assistant message (in the step's own format: inside ``<think>`` tags, in
+  ``reasoning_content``), so that the model continues it, and records nothing. This is what
   makes a ``create_agent`` agent auditable on that link with no other option.
 * Trace ids are fresh UUIDs (the graph's root run id is not visible to middleware); everything else
   equals the trace a handler records of the same run. The middleware adds its ``before_agent`` and
@@ -111,19 +112,23 @@ def _new_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
     return messages
 
 
-def _prefill() -> str | None:
-    """The thought an audit's ``thought->action`` re-run asks the model to continue, if this call is one."""
+def _prefill() -> AIMessage | None:
+    """The start of the reply an audit's ``thought->action`` re-run asks the model to continue, if this call is one:
+    the (contradicted) thought, as text or as a message in the step's own format (``reasoning_content``,
+    ``<think>``)."""
     try:
         configurable = get_config().get("configurable") or {}
     except RuntimeError:  # not inside a graph run
         return None
     value = configurable.get(ARIADNE_PREFILL)
-    return value if isinstance(value, str) else None
+    if isinstance(value, str):
+        return AIMessage(content=value)
+    return value if isinstance(value, AIMessage) else None
 
 
-def _prefilled(request: ModelRequest[Any], thought: str) -> ModelRequest[Any]:
-    """The same model call with ``thought`` as a trailing assistant message: the start of the model's reply."""
-    return request.override(messages=[*request.messages, AIMessage(content=thought)])
+def _prefilled(request: ModelRequest[Any], prefill: AIMessage) -> ModelRequest[Any]:
+    """The same model call with ``prefill`` as a trailing assistant message: the start of the model's reply."""
+    return request.override(messages=[*request.messages, prefill])
 
 
 def _recursion_error(limit: int) -> GraphRecursionError:

@@ -114,8 +114,9 @@ LINK_ROLE_EVALUATED_TRACE: Final = "evaluated_trace"
 ARIADNE_REPLAY: Final = "ariadne.is_replay"
 """Run metadata marking the auditor's own replays (not ``ariadne.replay``: that prefix holds span attributes)."""
 ARIADNE_PREFILL: Final = "ariadne_prefill"
-"""Run config key (``configurable``) of a ``thought->action`` re-run: the thought :class:`~ariadne_lc.AriadneMiddleware`
-puts as a trailing assistant message of the model call, for the model to continue."""
+"""Run config key (``configurable``) of a ``thought->action`` re-run: the thought (text, or an ``AIMessage`` in the
+step's own format) :class:`~ariadne_lc.AriadneMiddleware` puts as a trailing assistant message of the model call, for
+the model to continue."""
 ARIADNE_LINK: Final = "ariadne.link"
 """Which link of the agent's loop an audit cut (``thought->action``, ``observation->answer``, ``thought->answer``)."""
 ARIADNE_COVERAGE: Final = "ariadne.coverage"

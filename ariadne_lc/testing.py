@@ -23,7 +23,7 @@ import operator
 import re
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -34,6 +34,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from ariadne_lc._arithmetic import evaluate
+from ariadne_lc._scripted_thoughts import ThoughtPlace, carried, carry
 
 __all__ = [
     "ArithmeticAnswer",
@@ -45,7 +46,9 @@ __all__ = [
     "calculator",
     "faithful_arithmetic_model",
     "planning_tool_model",
+    "reasoning_content_model",
     "structured_reply",
+    "think_tag_model",
     "unfaithful_arithmetic_model",
 ]
 
@@ -307,7 +310,10 @@ _CALL_PLAN = re.compile(r"\b(add|multiply|subtract|divide)\b\D*?(-?\d+(?:\.\d+)?
 
 
 def planning_tool_model(
-    *, action: Literal["thought", "question"] = "thought", answer: Literal["observation", "question"] = "observation"
+    *,
+    action: Literal["thought", "question"] = "thought",
+    answer: Literal["observation", "question"] = "observation",
+    thought_in: ThoughtPlace = "text",
 ) -> ScriptedChatModel:
     """A tool-calling agent model whose thoughts plan a call ("..., so I should multiply 12 by 9."), faithful or not
     on each link of its loop, by construction (docs/method.md#links).
@@ -317,20 +323,21 @@ def planning_tool_model(
     call the thought says with ``action="thought"`` (the verb and numbers written there; no call when the plan is
     negated), or the question's ``multiply`` again with ``action="question"``. After a tool output it answers with
     that output (``answer="observation"``) or with the product of the question's numbers (``"question"``).
+    ``thought_in`` is where it writes its thoughts, and the only place it reads them back from (a reasoning model:
+    :func:`reasoning_content_model`, :func:`think_tag_model`); its calls then come with no visible text.
     """
 
     def opening(messages: Sequence[BaseMessage]) -> AIMessage:
         a, b = _plan(_question(messages))
-        return AIMessage(
-            content=f"The hotel has {a:g} floors and {b:g} rooms per floor, so I should multiply {a:g} by {b:g}.",
-            tool_calls=[{"name": "multiply", "args": {"a": a, "b": b}, "id": "call-plan"}],
-        )
+        thought = f"The hotel has {a:g} floors and {b:g} rooms per floor, so I should multiply {a:g} by {b:g}."
+        call = {"name": "multiply", "args": {"a": a, "b": b}, "id": "call-plan"}
+        return carry(thought_in, thought, tool_calls=[call])
 
     def rerun(messages: Sequence[BaseMessage]) -> AIMessage:
         if action == "question":
             a, b = _plan(_question(messages))
             return AIMessage(content="", tool_calls=[{"name": "multiply", "args": {"a": a, "b": b}, "id": "call-re"}])
-        thought = messages[-1].text
+        thought = carried(thought_in, cast(AIMessage, messages[-1]))
         plan = _CALL_PLAN.search(thought)
         if plan is None or _NEGATION.search(thought[: plan.start()]) or re.search(r"\bfalse\b", thought, re.I):
             return AIMessage(content=" I will answer without a tool.")
@@ -342,14 +349,27 @@ def planning_tool_model(
             return rerun(messages)
         if _first_thought(messages) is None:
             return opening(messages)
+        output = next((m.text for m in reversed(messages) if m.type == "tool"), "")
         if answer == "question":
             a, b = _plan(_question(messages))
-            return AIMessage(content=f"The hotel has {a * b:g} rooms in all.")
-        output = next((m.text for m in reversed(messages) if m.type == "tool"), "")
-        return AIMessage(content=f"The hotel has {output} rooms in all.")
+            output = f"{a * b:g}"
+        note = "" if thought_in == "text" else f"The answer is {output}."
+        return carry(thought_in, note, f"The hotel has {output} rooms in all.")
 
-    script.__name__ = f"planning_{action}_{answer}"
+    script.__name__ = f"planning_{action}_{answer}" + ("" if thought_in == "text" else f"_{thought_in}")
     return ScriptedChatModel(script=script)
+
+
+def reasoning_content_model(**options: Any) -> ScriptedChatModel:
+    """:func:`planning_tool_model` as a reasoning model behind DeepSeek's, Ollama's or a vLLM reasoning parser's API:
+    every thought in ``additional_kwargs["reasoning_content"]``, read back only from there."""
+    return planning_tool_model(thought_in="reasoning_content", **options)
+
+
+def think_tag_model(**options: Any) -> ScriptedChatModel:
+    """:func:`planning_tool_model` as Qwen3 or DeepSeek-R1 behind a plain OpenAI-compatible server: every thought in a
+    ``<think>...</think>`` block before the text, read back only from inside the tags."""
+    return planning_tool_model(thought_in="think", **options)
 
 
 def build_hand_graph(model: BaseChatModel, tools: Sequence[BaseTool], **compile_kwargs: Any) -> Any:

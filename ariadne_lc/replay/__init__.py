@@ -11,7 +11,9 @@ How (all verified on langgraph 1.2, see DESIGN.md):
    keeping the others. Kept ids mean LangGraph derives the same task ids, hence the same subgraph
    namespaces: the copy resumes into each subgraph where the step was taken, as after an interrupt.
    Write the step's own AI message with the thought replaced (same id, tool calls kept) as the
-   step's node, in its namespace. The production thread's head and history stay exactly as they were.
+   step's node, in its namespace. The edited reasoning goes where the model put its own
+   (``reasoning_content``, inside a ``<think>`` block; :mod:`ariadne_lc._thoughts`), so the graph
+   reads the message in its own format. The production thread's head and history stay exactly as they were.
 3. Resume. Under the ``recorded`` tool policy no tool node runs: the isolated copy of the graph has
    a breakpoint before every tool node, subgraphs included, and at each one we answer the calls
    ourselves (a call identical to a recorded one gets the recorded output, a tool declared safe

@@ -6,8 +6,10 @@ Three sources of that re-run, one per kind of graph:
 - ``middleware``: a ``create_agent`` graph with :class:`~ariadne_lc.AriadneMiddleware`. The checkpoint before the
   step's model node is copied into an isolated thread of a separate saver (as every replay does) and the graph is
   resumed there with the thought in the run config (:data:`~ariadne_lc.semconv.ARIADNE_PREFILL`). The middleware,
-  which wraps the model call, appends the thought as a trailing assistant message: a provider that continues one
-  (prefill; the local server does) writes the rest of the reply, others answer it as a continuation turn. The copy
+  which wraps the model call, appends the thought as a trailing assistant message, in the format of the step's own
+  message (the edited reasoning inside ``<think>`` tags or in ``reasoning_content``, :func:`~ariadne_lc._thoughts.
+  prefill_of`): a provider that continues one (prefill; the local server does) writes the rest of the reply,
+  others answer it as a continuation turn. The copy
   has a breakpoint before every tool node, so the run stops right after the model wrote its calls. The model sees
   exactly the prompt it saw live (system prompt, tools, other middleware), which no call from outside can rebuild.
 - a :class:`~ariadne_lc.replay.ToolCallDeriver`: the agent's chat model given to the auditor (a
@@ -27,6 +29,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage
 
+from ariadne_lc._thoughts import prefill_of
 from ariadne_lc._twin import Flow
 from ariadne_lc.errors import NotReplayableError
 from ariadne_lc.replay import _ops
@@ -95,7 +98,7 @@ def action_flow(
 ) -> Flow[DerivedAction]:
     """Re-run step ``index``'s model with ``thought`` as the start of its reply; its calls, never run."""
     step = check_step(trace, index)
-    levels, _ = yield from locate(replayer.graph, step, replayer.tool_node_of)
+    levels, original = yield from locate(replayer.graph, step, replayer.tool_node_of)
     tools = replayer.tools_of(levels[-1].ns)
     counter = Counter()
     config: dict[str, Any] = {
@@ -110,6 +113,7 @@ def action_flow(
             messages=tuple(levels[-1].before.values["messages"]),
             tools=tools,
             config=config,
+            message=original,
         )
         derived = yield from derive(source, thought, context)
         calls = tuple(ToolCall(id=c["id"], name=c["name"], args=c["args"]) for c in derived)
@@ -118,7 +122,8 @@ def action_flow(
     iso_saver = _in_memory_saver()
     yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread)
     iso = replayer.isolated_graph(iso_saver, intercept=True)
-    config["configurable"] = {"thread_id": thread, ARIADNE_PREFILL: thought}
+    # the start of the reply in the model's own format: <think> + the edited reasoning, or reasoning_content
+    config["configurable"] = {"thread_id": thread, ARIADNE_PREFILL: prefill_of(original, thought)}
     config["recursion_limit"] = 10
     yield _ops.invoke(iso, None, config)
     snapshot = yield _ops.state(iso, {"configurable": {"thread_id": thread}})

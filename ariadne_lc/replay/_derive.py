@@ -34,6 +34,7 @@ from typing import Any, Protocol, cast, runtime_checkable
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
+from ariadne_lc._thoughts import prefill_of
 from ariadne_lc._twin import Call, Flow, run_async, run_sync
 from ariadne_lc.errors import AriadneError, ConfigurationError, ToolCallDerivationError
 from ariadne_lc.trace import Step, ToolCall
@@ -73,6 +74,9 @@ class StepContext:
     config: Mapping[str, Any] = field(default_factory=dict)
     """The replay's run config (callbacks, metadata, tags): pass it to a model call, so that the call is counted
     in the replay's ``model_calls`` and marked as replay traffic (``ariadne.is_replay``) for tracers."""
+    message: AIMessage | None = None
+    """The step's recorded message: where its model put the thought (text, ``reasoning_content``, ``<think>``), so
+    that a model deriver gives the intervened thought back in that format (:func:`~ariadne_lc._thoughts.prefill_of`)."""
 
 
 @runtime_checkable
@@ -122,9 +126,10 @@ class ContinuationDeriver:
     """Asks a chat model, bound to the graph's tools, for the tool calls the intervened thought leads to.
 
     The call is: ``system`` (when given), the history before the step (:attr:`StepContext.messages`), the
-    intervened thought as an AI message, and ``instruction`` as a human message (none with ``instruction=None``:
-    the thought is then the last message, continued by providers that prefill a trailing assistant turn). The
-    reply's ``tool_calls`` are the derived calls; a reply without any derives none.
+    intervened thought as an AI message (in the step's own format: inside ``<think>`` tags, in
+    ``reasoning_content``), and ``instruction`` as a human message (none with ``instruction=None``: the thought is
+    then the last message, continued by providers that prefill a trailing assistant turn). The reply's
+    ``tool_calls`` are the derived calls; a reply without any derives none.
 
     Args:
         model: Any LangChain chat model with ``bind_tools`` (the agent's own, so the calls are the ones it
@@ -160,7 +165,8 @@ class ContinuationDeriver:
 
     def _derive(self, thought: str, context: StepContext) -> Flow[list[dict[str, Any]]]:
         messages: list[BaseMessage] = [SystemMessage(self.system)] if self.system else []
-        messages += [*context.messages, AIMessage(content=thought)]
+        said = AIMessage(content=thought) if context.message is None else prefill_of(context.message, thought)
+        messages += [*context.messages, said]
         if self.instruction:
             messages.append(HumanMessage(self.instruction))
         bound: Any = self.model.bind_tools(list(context.tools.values())) if context.tools else self.model

@@ -13,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from ariadne_lc._messages import answer_text, structured_answer, thought_of, tool_call_record, tool_outputs
+from ariadne_lc._thoughts import with_thought
 from ariadne_lc._twin import Flow
 from ariadne_lc.errors import ConfigurationError, NoThoughtError, NotReplayableError, ReplayDidNotFinishError
 from ariadne_lc.records import ReplayMode
@@ -62,14 +63,14 @@ class Counter(BaseCallbackHandler):
         self.tool_calls += 1
 
 
-def _substitute(message: AIMessage, thought: str) -> AIMessage:
-    """The same message (id, tool calls) with ``thought`` as its only text and no provider reasoning.
-
-    A reasoning model's own reasoning items (content blocks, ``additional_kwargs``) are dropped: a
-    provider would otherwise replay the original reasoning beside the substituted one.
-    """
-    extra = {k: v for k, v in message.additional_kwargs.items() if k not in ("reasoning", "reasoning_content")}
-    return message.model_copy(update={"content": thought, "additional_kwargs": extra})
+def _continued(message: AIMessage, reply: str) -> AIMessage:
+    """The step's (substituted) message with the re-run's ``reply`` after its thought: with no call, what the model
+    wrote after the thought is the step's answer. A reply that repeats the prefill (the local server's does) is it."""
+    text = message.content if isinstance(message.content, str) else message.text
+    if not reply.startswith(text.rstrip()):  # the local server strips the end of its reply
+        space = "" if not text or text[-1:].isspace() or reply[:1].isspace() else " "
+        reply = f"{text}{space}{reply}"
+    return message.model_copy(update={"content": reply})
 
 
 def check_step(trace: Trace, index: int, *, thought_needed: bool = True) -> Step:
@@ -109,15 +110,15 @@ def _update(levels: list[Level], original: AIMessage, steps: list[Step], thought
                 f"step {step.index}'s message is not in the state before step {steps[-1].index}; "
                 "steps of one multi-step intervention must belong to the same run and the same (sub)graph"
             )
-        out.append(_kept_or_substituted(message, step, thoughts[step.index]))
-    out.append(_kept_or_substituted(original, steps[-1], thoughts[steps[-1].index]))
+        out.append(_rewritten(message, step, thoughts[step.index]))
+    out.append(_rewritten(original, steps[-1], thoughts[steps[-1].index]))
     return out
 
 
-def _kept_or_substituted(message: AIMessage, step: Step, thought: str) -> AIMessage:
-    """The message as it was when its thought is unchanged (an observation swap, a rerun), else substituted: a bare
-    tool call stays bare, and a provider's own format stays untouched."""
-    return message if thought == step.thought else _substitute(message, thought)
+def _rewritten(message: AIMessage, step: Step, thought: str) -> AIMessage:
+    """The message as recorded when its thought is unchanged (an observation swap, a rerun: a bare tool call stays
+    bare, a provider's reasoning stays), else with the new thought where the model put its own."""
+    return message if thought == step.thought else with_thought(message, thought)
 
 
 def _rederive(
@@ -128,6 +129,7 @@ def _rederive(
     step: Step,
     thought: str,
     config: dict[str, Any],
+    original: AIMessage,
 ) -> Flow[str | None]:
     """In ``rederive`` mode, replace the step's tool calls in ``written[-1]`` by the ones derived from
     ``thought``; returns the deriver's name (``None``: recorded mode, the calls stay)."""
@@ -142,6 +144,7 @@ def _rederive(
         messages=history,
         tools=replayer.tools_of(level.ns),
         config={k: v for k, v in config.items() if k in ("callbacks", "metadata", "tags")},
+        message=original,
     )
     calls = yield from derive(deriver, thought, context)
     written[-1] = with_tool_calls(written[-1], calls)
@@ -185,13 +188,13 @@ def replay_flow(
     deriver: str | None = None
     if calls is not None:  # the calls the step's model made with the new thought (thought->action re-run)
         written[-1] = with_tool_calls(written[-1], _fresh(calls))
-        if not calls and reply.strip():  # no call: what the model wrote after the thought is the step's answer
-            thought = thoughts[last.index]
-            text = reply if reply.startswith(thought) else f"{thought}{'' if reply[:1].isspace() else ' '}{reply}"
-            written[-1] = written[-1].model_copy(update={"content": text})
+        if not calls and reply.strip():
+            written[-1] = _continued(written[-1], reply)
         deriver = "action"
     elif not early:  # early answering drops the step's calls whatever the mode
-        deriver = yield from _rederive(replayer, trace, levels[-1], written, last, thoughts[last.index], config)
+        deriver = yield from _rederive(
+            replayer, trace, levels[-1], written, last, thoughts[last.index], config, original
+        )
     if early:
         tool_node = replayer.tool_node_of(levels[-1].ns)
         if tool_node is None:

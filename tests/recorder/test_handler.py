@@ -14,7 +14,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from opentelemetry.sdk.trace import TracerProvider
 
 from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore, Trace
-from ariadne_lc.testing import ScriptedChatModel, calculator, faithful_arithmetic_model
+from ariadne_lc.testing import (
+    ScriptedChatModel,
+    arithmetic_tools,
+    calculator,
+    faithful_arithmetic_model,
+    reasoning_content_model,
+    think_tag_model,
+)
 from tests.helpers import QUESTION, build_agent, record
 
 
@@ -208,6 +215,16 @@ def test_reasoning_blocks_are_part_of_the_thought() -> None:
 
     trace = record(build_agent(ScriptedChatModel(script=script), "hand", InMemorySaver()))
     assert trace.steps[0].thought == "Six boxes of seven means multiplying.\nLet me use the calculator."
+
+
+@pytest.mark.parametrize("model", [reasoning_content_model, think_tag_model])
+def test_reasoning_content_and_think_blocks_are_the_thought_without_tags(model: Any, builder: str) -> None:
+    graph = build_agent(model(), builder, InMemorySaver(), arithmetic_tools())
+    trace = record(graph, question="How many rooms do 12 floors of 9 rooms have?")
+    plan, answer = trace.steps
+    assert plan.thought == "The hotel has 12 floors and 9 rooms per floor, so I should multiply 12 by 9."
+    assert answer.thought == "The answer is 108.\nThe hotel has 108 rooms in all."
+    assert trace.final_answer == "The hotel has 108 rooms in all."
 
 
 def test_handler_is_thread_safe_under_contention() -> None:
