@@ -347,11 +347,17 @@ class AuditResult(BaseModel):
             error, error_type = f"{type(error).__name__}: {error}", type(error).__name__
         return cls._of_whole_trace(trace, "failed", replay_mode, error=error, error_type=error_type)
 
+    @staticmethod
+    def run_error_of(trace: Trace) -> str | None:
+        """The class of the error the trace's own run ended in (its ``error`` reads ``"<Class>: ..."``, as the
+        recorders write it), else ``None`` (no error, or one about the recording, not the run)."""
+        head, sep, _ = (trace.error or "").partition(":")
+        return head.strip() if sep and head.strip().isidentifier() and head.strip()[:1].isupper() else None
+
     @classmethod
     def of_failed_run(cls, trace: Trace, *, replay_mode: ReplayMode = "recorded") -> AuditResult:
         """The result of a trace whose run ended in an error (:attr:`Trace.error`): not audited, counted."""
         error = trace.error or "the run failed"
-        head = error.split(":", 1)[0].strip()
-        error_type = head if head.isidentifier() else "RunError"
+        error_type = cls.run_error_of(trace) or "RunError"
         failed = cls._of_whole_trace(trace, "failed", replay_mode, error=error, error_type=error_type)
         return failed.model_copy(update={"run_failed": True, "inconclusive_reason": f"run failed: {error_type}"})

@@ -116,7 +116,7 @@ class BatchAudits:
         Any exception counts, not only ours: one trace's broken checkpointer or a user component's bug
         must not lose the results the batch already has.
         """
-        if trace.error is not None and not trace.interrupted:
+        if AuditResult.run_error_of(trace) is not None and not trace.interrupted:
             failed = AuditResult.of_failed_run(trace, replay_mode=self.replay_mode)
             dispatch(self.sinks, FinishedAudit(failed, trace, None))
             return [failed]
