@@ -235,7 +235,11 @@ class AuditResult(BaseModel):
     step_indices: tuple[int, ...] = ()
     """All steps intervened on at once (one for a single-step audit)."""
     type_selection: str = "fixed"
-    """How the type was chosen: ``fixed``, ``random`` or ``adaptive:<pattern>``."""
+    """How the type was chosen: ``fixed``, ``random``, ``adaptive:<pattern>`` or ``decisive`` (the default plan: the
+    first contradiction the link's gate accepts)."""
+    variant: int = 0
+    """Which of several audits of one unit and kind this is: the ``decisive`` selector's k-th contradiction
+    (``contradictions_per_step``), an output's k-th other value (``observation_swaps``)."""
     severity: float | None = None
     """Graded severity S × strength (docs/method.md#severity)."""
     too_weak: bool = False

@@ -151,6 +151,7 @@ def assemble(
         step_indices=planned.steps,
         intervention_type=(made.kind if made is not None and made.kind else None) or planned.kind,
         type_selection=planned.selection,
+        variant=planned.variant,
         control=control,
         status=judged.status,
         label=judged.label,

@@ -26,7 +26,7 @@ from ariadne_lc.audit._options import (
     ScoringOptions,
     gather,
 )
-from ariadne_lc.audit._plan import PlannedAudit, StepSelector, nothing_to_audit_reason, plan
+from ariadne_lc.audit._plan import DEFAULT_INTERVENTIONS, PlannedAudit, StepSelector, nothing_to_audit_reason, plan
 from ariadne_lc.audit._run import Runner
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, ResultStoreSink, ScoreWriteBackSink, SpanSink, dispatch
 from ariadne_lc.audit._view import AuditorView
@@ -201,14 +201,14 @@ class Auditor(AuditorView, BatchAudits):
     # -- single trace ------------------------------------------------------------------------------
 
     def audit(
-        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions | None = None
+        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions = DEFAULT_INTERVENTIONS
     ) -> list[AuditResult]:
         """Audit ``trace`` at the selected step(s) with each intervention; one result per pair.
 
-        With neither given, the default plan (:data:`~ariadne_lc.audit.DEFAULT_INTERVENTIONS`,
-        docs/method.md#the-default-plan): every unit of the trace, each step with a thought on each thought link
-        this auditor audits (the first decisive contradictions), each tool output on ``observation->answer``.
-        ``interventions`` given without ``step``: ``step="auto"``, the first substantive thought.
+        The defaults are the default plan (docs/method.md#the-default-plan): ``step=None`` is every unit of the trace
+        (each step with a thought, on each thought link this auditor audits; each tool output, on
+        ``observation->answer``), and :data:`~ariadne_lc.audit.DEFAULT_INTERVENTIONS` the first decisive
+        contradictions of each thought and an ``observation_swap`` of each output.
 
         ``interventions`` takes contradiction names, control names and the selectors ``"random"``
         and ``"adaptive"``. A list of step indices is one multi-step intervention on all of them,
@@ -229,7 +229,7 @@ class Auditor(AuditorView, BatchAudits):
         return run_sync(self._audit_trace(trace, step, interventions))
 
     async def aaudit(
-        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions | None = None
+        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions = DEFAULT_INTERVENTIONS
     ) -> list[AuditResult]:
         """Async twin of :meth:`audit`."""
         return await run_async(self._audit_trace(trace, step, interventions))
@@ -248,12 +248,10 @@ class Auditor(AuditorView, BatchAudits):
         check_graph(self.graph, trace, allow_change=self.allow_graph_change)
 
     def _audit_trace(
-        self, trace: Trace, step: StepSelector | None, interventions: Interventions | None
+        self, trace: Trace, step: StepSelector | None, interventions: Interventions
     ) -> Flow[list[AuditResult]]:
         self.check_graph(trace)
         self._runner.recorded.observe([trace])
-        if step is None and interventions is not None:
-            step = "auto"
         planned = plan(
             trace, step, interventions, seed=self.seed, min_thought_chars=self.min_thought_chars, links=self.links,
             observation_swaps=self.observation_swaps, contradictions_per_step=self.contradictions_per_step,

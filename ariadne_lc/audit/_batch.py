@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.audit._config import Interventions
-from ariadne_lc.audit._plan import StepSelector, intervention_names
+from ariadne_lc.audit._plan import DEFAULT_INTERVENTIONS, StepSelector, intervention_names
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, dispatch
 from ariadne_lc.errors import AriadneError, ConfigurationError
 from ariadne_lc.otel import AuditSpans
@@ -45,7 +45,7 @@ class BatchAudits:
         raise NotImplementedError("the Auditor provides its replay mode")
 
     def _audit_trace(
-        self, trace: Trace, step: StepSelector | None, interventions: Interventions | None
+        self, trace: Trace, step: StepSelector | None, interventions: Interventions
     ) -> Flow[list[AuditResult]]:
         raise NotImplementedError("the Auditor audits one trace")
 
@@ -57,7 +57,7 @@ class BatchAudits:
         traces: Iterable[Trace],
         *,
         step: StepSelector | None = None,
-        interventions: Interventions | None = None,
+        interventions: Interventions = DEFAULT_INTERVENTIONS,
         max_concurrency: int = 4,
     ) -> AuditReport:
         """Audit many traces on ``max_concurrency`` threads; every trace appears in the report.
@@ -80,7 +80,7 @@ class BatchAudits:
         traces: Iterable[Trace],
         *,
         step: StepSelector | None = None,
-        interventions: Interventions | None = None,
+        interventions: Interventions = DEFAULT_INTERVENTIONS,
         max_concurrency: int = 4,
     ) -> AuditReport:
         """Async twin of :meth:`audit_batch` (at most ``max_concurrency`` traces at once)."""
@@ -97,11 +97,10 @@ class BatchAudits:
         return self._report(r for chunk in chunks for r in chunk)
 
     @staticmethod
-    def _check_batch(interventions: Interventions | None, max_concurrency: int) -> None:
+    def _check_batch(interventions: Interventions, max_concurrency: int) -> None:
         if max_concurrency < 1:
             raise ConfigurationError(f"max_concurrency must be at least 1, got {max_concurrency}")
-        if interventions is not None:
-            intervention_names(interventions)
+        intervention_names(interventions)
 
     def _report(self, results: Iterable[AuditResult]) -> AuditReport:
         report = build_report(results, confidence=self.confidence, seed=self.seed, rrr_threshold=self.rrr_threshold)
@@ -109,7 +108,7 @@ class BatchAudits:
         return report
 
     def _audit_or_record(
-        self, trace: Trace, step: StepSelector | None, interventions: Interventions | None
+        self, trace: Trace, step: StepSelector | None, interventions: Interventions
     ) -> Flow[list[AuditResult]]:
         """Like :meth:`_audit_trace`, but a trace that cannot be audited gives one failed result.
 

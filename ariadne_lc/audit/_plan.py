@@ -185,7 +185,7 @@ def _output_steps(trace: Trace) -> list[int]:
 def plan(
     trace: Trace,
     step: StepSelector | None,
-    interventions: str | Sequence[str] | None,
+    interventions: str | Sequence[str],
     *,
     seed: int,
     min_thought_chars: int = DEFAULT_MIN_THOUGHT_CHARS,
@@ -196,8 +196,7 @@ def plan(
     """The audits to run on ``trace``: one per selected step (or one for a list of steps), name and link.
 
     ``step=None`` selects every unit: each step with a thought for the thought interventions, each step with a tool
-    output for ``observation_swap`` (with or without a thought); ``interventions=None`` is
-    :data:`DEFAULT_INTERVENTIONS`. Each thought intervention is planned on the thought links in ``links``
+    output for ``observation_swap`` (with or without a thought). Each thought intervention is planned on the thought links in ``links``
     (``thought->answer`` first; a multi-step intervention on that link only; the ``decisive`` selector
     ``contradictions_per_step`` times, each the next decisive contradiction); ``observation_swap`` on
     ``observation->answer``, once per tool call of the step that has an output (one output changed at a time;
@@ -214,7 +213,7 @@ def plan(
         FinalStepError: A requested step is the run's answer.
         ConfigurationError: An unknown intervention or a malformed ``step``.
     """
-    names = intervention_names(DEFAULT_INTERVENTIONS if interventions is None else interventions)
+    names = intervention_names(interventions)
     if trace.error is not None:
         raise TraceError(f"trace {trace.trace_id} cannot be audited: {trace.error}")
     if trace.final_answer is None:

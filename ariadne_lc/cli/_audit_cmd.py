@@ -18,7 +18,8 @@ from ariadne_lc.cli._common import console, fail, one_line_errors
 from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
 from ariadne_lc.cli._pipeline import CallBudget, audit_traces, load_queries, print_summary, record_queries
 from ariadne_lc.errors import ConfigurationError, TraceError
-from ariadne_lc.interventions import parse_intervention_types
+from ariadne_lc.audit import DEFAULT_INTERVENTIONS as PLAN_DEFAULT
+from ariadne_lc.interventions import parse_interventions as parse_selectors
 from ariadne_lc.interventions.implied import AnswerReader, ModelReader, RuleReader
 from ariadne_lc.records import LINKS, Link
 from ariadne_lc.report import write_audit_reports
@@ -26,7 +27,10 @@ from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 
 __all__ = ["LINK_HELP", "audit", "load_graph", "load_reader", "parse_links", "parse_step"]
 
-DEFAULT_INTERVENTIONS = "logic_flip,fact_reversal,premise_negation,causal_reversal,conclusion_swap"
+DEFAULT_INTERVENTIONS = ",".join(PLAN_DEFAULT)
+"""The library's default plan (:data:`ariadne_lc.audit.DEFAULT_INTERVENTIONS`), as the CLI writes it."""
+DEFAULT_STEP = "units"
+STEP_HELP = "units (every thought step and tool output: the default plan), auto, all, or a step index."
 LINK_HELP = (
     "A link to audit (repeat, or a comma list): thought->action, observation->answer, thought->answer. Default: "
     "every link the graph allows (thought->action needs AriadneMiddleware in a create_agent graph)."
@@ -75,14 +79,16 @@ def load_reader(spec: str) -> AnswerReader:
     return ModelReader(model)
 
 
-def parse_step(value: str) -> StepSelector:
-    """``auto``, ``all`` or a step index."""
+def parse_step(value: str) -> StepSelector | None:
+    """``units`` (``None``: every unit), ``auto``, ``all`` or a step index."""
+    if value == DEFAULT_STEP:
+        return None
     if value in ("auto", "all"):
         return value  # type: ignore[return-value]
     try:
         return int(value)
     except ValueError:
-        raise ConfigurationError(f"--step must be auto, all or a step index, got {value!r}") from None
+        raise ConfigurationError(f"--step must be units, auto, all or a step index, got {value!r}") from None
 
 
 def parse_links(values: Sequence[str] | None) -> tuple[Link, ...] | None:
@@ -99,9 +105,8 @@ def parse_links(values: Sequence[str] | None) -> tuple[Link, ...] | None:
 
 
 def parse_interventions(value: str) -> list[str]:
-    """A comma-separated list, validated."""
-    names = [v.strip() for v in value.split(",") if v.strip()]
-    return [str(t) for t in parse_intervention_types(names)]
+    """A comma-separated list of interventions and selectors (``decisive``, ``random``, ``adaptive``), validated."""
+    return parse_selectors([v.strip() for v in value.split(",") if v.strip()])
 
 
 @one_line_errors
@@ -111,7 +116,7 @@ def audit(
     queries: Annotated[Path | None, typer.Option(help="JSONL of {query, id?, domain?, tags?} to run first.")] = None,
     output: Annotated[Path, typer.Option(help="Directory for results.db and the reports.")] = Path("reports/audit"),
     interventions: Annotated[str, typer.Option(help="Comma-separated intervention types.")] = DEFAULT_INTERVENTIONS,
-    step: Annotated[str, typer.Option(help="auto, all, or a step index.")] = "auto",
+    step: Annotated[str, typer.Option(help=STEP_HELP)] = DEFAULT_STEP,
     limit: Annotated[int | None, typer.Option(help="Audit at most this many traces (the newest).")] = None,
     tool_policy: Annotated[str, typer.Option(help="recorded (default) or live.")] = "recorded",
     safe_tool: Annotated[list[str] | None, typer.Option(help="A tool that may run live in replays (repeat).")] = None,
@@ -264,15 +269,17 @@ def audit(
 
 
 def _dry_run(
-    traces: Path | None, queries: Path | None, kinds: list[str], selector: StepSelector, limit: int | None
+    traces: Path | None, queries: Path | None, kinds: list[str], selector: StepSelector | None, limit: int | None
 ) -> None:
-    from ariadne_lc.audit import select_steps
+    from ariadne_lc.audit._plan import plan
+    from ariadne_lc.records import LINKS
 
     if queries is not None:
         n = len(load_queries(queries)[:limit])
         console.print(
-            f"dry run: {n} queries -> {n} agent runs, then up to {n} x {len(kinds)} audits "
-            f"(model calls depend on the agent: each replay makes about as many calls as the run made after the step)"
+            f"dry run: {n} queries -> {n} agent runs, then their audits (each unit, each link: see docs/method.md"
+            "#the-default-plan; model calls depend on the agent: each replay makes about as many calls as the run "
+            "made after the step)"
         )
         return
     assert traces is not None
@@ -280,10 +287,12 @@ def _dry_run(
     audits = calls = 0
     for t in recorded:
         try:
-            chosen = select_steps(t, selector)
+            planned = plan(t, selector, kinds, seed=0, links=LINKS)
         except TraceError:  # a step out of range, or the answer step: the audit records it as failed
-            chosen = []
-        for k in chosen:
-            audits += len(kinds)
-            calls += len(kinds) * (len(t.steps) - k - 1)
-    console.print(f"dry run: {len(recorded)} traces -> {audits} audits, about {calls} model calls (one per later turn)")
+            planned = []
+        for one in planned:
+            audits += 1
+            # a re-run of the step's model on thought->action; else the model turns after the step, replayed
+            calls += 1 if one.link == "thought->action" else len(t.steps) - one.steps[0] - 1
+    per = f" ({audits / len(recorded):.1f} audits, {calls / len(recorded):.1f} model calls per trace)" if recorded else ""
+    console.print(f"dry run: {len(recorded)} traces -> {audits} audits, about {calls} model calls{per}")

@@ -52,7 +52,7 @@ def audit_server(
     write_verdicts: bool,
     output: Path,
     kinds: list[str],
-    selector: StepSelector,
+    selector: StepSelector | None,
     limit: int | None,
     concurrency: int,
     max_calls: int | None,

@@ -148,7 +148,7 @@ def audit_traces(
     traces: Sequence[Trace],
     *,
     interventions: Sequence[str],
-    step: StepSelector,
+    step: StepSelector | None,
     results: ResultStore,
     budget: CallBudget,
     concurrency: int = 1,

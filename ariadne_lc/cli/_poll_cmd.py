@@ -18,7 +18,16 @@ from typing import Annotated
 
 import typer
 
-from ariadne_lc.cli._audit_cmd import LINK_HELP, load_graph, parse_interventions, parse_links, parse_step
+from ariadne_lc.cli._audit_cmd import (
+    DEFAULT_INTERVENTIONS,
+    DEFAULT_STEP,
+    LINK_HELP,
+    STEP_HELP,
+    load_graph,
+    parse_interventions,
+    parse_links,
+    parse_step,
+)
 from ariadne_lc.cli._common import console, one_line_errors
 
 __all__ = ["poll"]
@@ -34,8 +43,8 @@ def poll(
     interval: Annotated[float, typer.Option(help="Seconds between polls.")] = 30.0,
     once: Annotated[bool, typer.Option("--once", help="Poll until caught up, audit, and exit.")] = False,
     audit: Annotated[bool, typer.Option("--audit/--no-audit", help="Run the audits in this process.")] = True,
-    interventions: Annotated[str, typer.Option(help="Comma-separated intervention types.")] = "logic_flip",
-    step: Annotated[str, typer.Option(help="auto, all, or a step index.")] = "auto",
+    interventions: Annotated[str, typer.Option(help="Comma-separated intervention types.")] = DEFAULT_INTERVENTIONS,
+    step: Annotated[str, typer.Option(help=STEP_HELP)] = DEFAULT_STEP,
     max_threads_per_poll: Annotated[int, typer.Option(help="Threads read per poll.")] = 100,
     max_audits_per_minute: Annotated[float | None, typer.Option(help="Rate limit on sampled turns.")] = None,
     max_model_calls_per_hour: Annotated[int | None, typer.Option(help="Budget of the audits' model calls.")] = None,

@@ -17,7 +17,15 @@ from urllib.parse import urlsplit
 
 import typer
 
-from ariadne_lc.cli._audit_cmd import LINK_HELP, parse_interventions, parse_links, parse_step
+from ariadne_lc.cli._audit_cmd import (
+    DEFAULT_INTERVENTIONS,
+    DEFAULT_STEP,
+    LINK_HELP,
+    STEP_HELP,
+    parse_interventions,
+    parse_links,
+    parse_step,
+)
 from ariadne_lc.cli._common import EXIT_GATE, console, fail, one_line_errors
 
 __all__ = ["check_service", "worker", "workers"]
@@ -65,8 +73,8 @@ def worker(
         typer.Option(
             help="Intervention types for jobs stored without a plan (the serving side's plan travels with each job)."
         ),
-    ] = "logic_flip",
-    step: Annotated[str, typer.Option(help="auto, all, or a step index, for jobs stored without a plan.")] = "auto",
+    ] = DEFAULT_INTERVENTIONS,
+    step: Annotated[str, typer.Option(help=STEP_HELP + " For jobs stored without a plan.")] = DEFAULT_STEP,
     link: Annotated[
         list[str] | None, typer.Option(help=LINK_HELP + " A job whose plan names links is audited on those.")
     ] = None,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ariadne_lc.audit import Auditor, StepSelector
+from ariadne_lc.audit import DEFAULT_INTERVENTIONS, Auditor, StepSelector
 from ariadne_lc.distributed._app import DEFAULT_BROKER_URL, DEFAULT_QUEUE, DEFAULT_RECONNECT_TRIES, create_app
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._limits import FleetLimits
@@ -68,10 +68,10 @@ class WorkerConfig:
     """Audits this worker process runs at once."""
     pool: str = "threads"
     """Celery execution pool (:data:`POOLS`)."""
-    interventions: tuple[str, ...] = ("logic_flip",)
+    interventions: tuple[str, ...] = DEFAULT_INTERVENTIONS
     """What the audit of a job stored without a plan does (a job's own :class:`~ariadne_lc.online.AuditPlan`,
     which ``OnlineAuditor(interventions=..., step=...)`` stores with it, wins)."""
-    step: StepSelector = "auto"
+    step: StepSelector | None = None
     """Which step the audit of a job stored without a plan intervenes on."""
     links: tuple[Link, ...] | None = None
     """The links the worker's auditor audits (:data:`~ariadne_lc.records.LINKS`; ``None``: every link it can); a job

@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
 
-from ariadne_lc.audit import StepSelector
+from ariadne_lc.audit import DEFAULT_INTERVENTIONS, StepSelector
 from ariadne_lc.distributed._app import TASK_NAME
 from ariadne_lc.distributed._claims import JobClaims
 from ariadne_lc.distributed._dispatch import Publisher
@@ -119,8 +119,8 @@ class AuditWorker(JobClaims):
         auditor: AuditRunner,
         publisher: Publisher,
         limits: FleetLimits | None = None,
-        step: StepSelector = "auto",
-        interventions: Sequence[str] = ("logic_flip",),
+        step: StepSelector | None = None,
+        interventions: Sequence[str] = DEFAULT_INTERVENTIONS,
         lease: float = 120.0,
         audit_timeout: float = 300.0,
         max_attempts: int = 3,
@@ -134,7 +134,7 @@ class AuditWorker(JobClaims):
         self.auditor = auditor
         self.publisher = publisher
         self.limits = limits
-        self.step: StepSelector = step
+        self.step: StepSelector | None = step
         self.interventions = tuple(interventions)
         self.lease = float(lease)
         self.audit_timeout = float(audit_timeout)

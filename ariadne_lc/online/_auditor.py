@@ -34,7 +34,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
 from ariadne_lc._version import __version__
-from ariadne_lc.audit import Auditor, StepSelector
+from ariadne_lc.audit import DEFAULT_INTERVENTIONS, Auditor, StepSelector
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.interventions import parse_intervention_types
 from ariadne_lc.online._admission import Admission
@@ -174,8 +174,8 @@ class OnlineAuditor(RunControls):
         run_filter: RunFilter | None = None,
         max_audits_per_minute: float | None = None,
         max_model_calls_per_hour: int | None = None,
-        step: StepSelector = "auto",
-        interventions: str | Sequence[str] = ("logic_flip",),
+        step: StepSelector | None = None,
+        interventions: str | Sequence[str] = DEFAULT_INTERVENTIONS,
         links: Sequence[Link] | None = None,
         max_queue_size: int = DEFAULT_MAX_QUEUE_SIZE,
         max_batch_size: int = DEFAULT_MAX_BATCH_SIZE,
@@ -224,7 +224,7 @@ class OnlineAuditor(RunControls):
         self.auditor = with_links(base, None if links is None else tuple(links))
         named = None if links is None else tuple(getattr(self.auditor, "links", links))
         worker_auditor, result_stores = split_result_stores(self.auditor)
-        self.step: StepSelector = step
+        self.step: StepSelector | None = step
         self.interventions = types
         self.max_concurrency = max_concurrency
         self.lease = float(lease)

@@ -75,8 +75,8 @@ class AuditPlan:
     job is audited as the side that sampled it asked, whoever claims it.
     """
 
-    step: StepSelector
-    """Which step(s) to intervene on (see :meth:`Auditor.audit <ariadne_lc.Auditor.audit>`)."""
+    step: StepSelector | None
+    """Which step(s) to intervene on (see :meth:`Auditor.audit <ariadne_lc.Auditor.audit>`; ``None``: every unit)."""
     interventions: tuple[str, ...]
     """The intervention types, in order."""
     links: tuple[Link, ...] | None = None
@@ -85,7 +85,7 @@ class AuditPlan:
 
     def to_json(self) -> str:
         """The plan as the job stores keep it (``links`` only when named: a plan without them reads as before)."""
-        step: Any = self.step if isinstance(self.step, int | str) else [int(i) for i in self.step]
+        step: Any = self.step if self.step is None or isinstance(self.step, int | str) else [int(i) for i in self.step]
         data: dict[str, Any] = {"step": step, "interventions": list(self.interventions)}
         if self.links is not None:
             data["links"] = list(self.links)
@@ -176,7 +176,10 @@ def result_key(result: AuditResult) -> str:
     (one edit is audited on several links) and, on ``observation->answer``, the tool call whose output changed (one
     output at a time) and which other value it was given when there are several. A ``thought->answer`` result keeps
     the key it had before links."""
-    key = f"{result.step_index}:{result.intervention_type}"
+    kind = result.intervention_type
+    if result.type_selection == "decisive":  # resolved per run: the key names the selector and which one it is
+        kind = "decisive" if not result.variant else f"decisive{result.variant}"
+    key = f"{result.step_index}:{kind}"
     if result.link == "thought->answer":
         return key
     call = "" if result.observation is None else f":{result.observation.call_id or ''}"

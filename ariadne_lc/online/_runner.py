@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
-from ariadne_lc.audit import StepSelector
+from ariadne_lc.audit import DEFAULT_INTERVENTIONS, StepSelector
 from ariadne_lc.audit._config import Interventions
 from ariadne_lc.audit._sinks import AuditSink
 from ariadne_lc.errors import ConfigurationError
@@ -39,11 +39,11 @@ class AuditRunner(Protocol):
     def with_sinks(self, sinks: Sequence[AuditSink]) -> AuditRunner: ...
 
     def audit(
-        self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
+        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions = DEFAULT_INTERVENTIONS
     ) -> list[AuditResult]: ...
 
     async def aaudit(
-        self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
+        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions = DEFAULT_INTERVENTIONS
     ) -> list[AuditResult]: ...
 
 

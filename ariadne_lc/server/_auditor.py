@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ariadne_lc.audit import Auditor, StepSelector, select_steps
+from ariadne_lc.audit import DEFAULT_INTERVENTIONS, Auditor, StepSelector, select_steps
 from ariadne_lc.audit._config import Interventions
 from ariadne_lc.audit._plan import intervention_names
 from ariadne_lc.audit._sinks import FinishedAudit, dispatch
@@ -165,11 +165,13 @@ class RemoteAuditor:
 
     # -- auditing ----------------------------------------------------------------------------------
 
-    def _steps(self, trace: Trace, step: StepSelector) -> list[Step]:
+    def _steps(self, trace: Trace, step: StepSelector | None) -> list[Step]:
+        if step is None:  # every unit: each step before the answer (a thought, a tool output, or both)
+            return [s for s in trace.steps if not s.is_final]
         chosen = select_steps(trace, step, min_thought_chars=self._template.min_thought_chars)
         return [trace.step(k) for k in chosen]
 
-    def auditor_for(self, trace: Trace, step: StepSelector = "auto") -> Auditor:
+    def auditor_for(self, trace: Trace, step: StepSelector | None = None) -> Auditor:
         """An :class:`~ariadne_lc.Auditor` on the local graph over the server checkpoints ``trace`` needs.
 
         Raises:
@@ -188,7 +190,7 @@ class RemoteAuditor:
         return self._template.with_graph(self.graph.copy(update={"checkpointer": saver}))
 
     def audit(
-        self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
+        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions = DEFAULT_INTERVENTIONS
     ) -> list[AuditResult]:
         """Audit one trace of a server thread (see :meth:`~ariadne_lc.Auditor.audit`)."""
         results = self.auditor_for(trace, step).audit(trace, step, interventions)
@@ -196,13 +198,13 @@ class RemoteAuditor:
         return results
 
     async def aaudit(
-        self, trace: Trace, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
+        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions = DEFAULT_INTERVENTIONS
     ) -> list[AuditResult]:
         """:meth:`audit` on a worker thread (the SDK client and the seeded saver are synchronous)."""
         return await asyncio.to_thread(self.audit, trace, step, interventions)
 
     def audit_thread(
-        self, thread_id: str, step: StepSelector = "auto", interventions: Interventions = ("logic_flip",)
+        self, thread_id: str, step: StepSelector | None = None, interventions: Interventions = DEFAULT_INTERVENTIONS
     ) -> list[AuditResult]:
         """Audit every finished turn of a thread, read off its checkpoints."""
         results: list[AuditResult] = []
@@ -215,8 +217,8 @@ class RemoteAuditor:
         self,
         traces: Iterable[Trace],
         *,
-        step: StepSelector = "auto",
-        interventions: Interventions = ("logic_flip",),
+        step: StepSelector | None = None,
+        interventions: Interventions = DEFAULT_INTERVENTIONS,
         max_concurrency: int = 1,
     ) -> AuditReport:
         """Audit many traces, ``max_concurrency`` at a time; one that cannot be audited becomes a failed result.
