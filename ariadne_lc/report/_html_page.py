@@ -40,7 +40,9 @@ table { border-collapse: collapse; width: 100%; margin: .4rem 0 1rem; font-size:
 th, td { border-bottom: 1px solid #eee; padding: .35rem .5rem; text-align: right; vertical-align: top; }
 th:first-child, td:first-child { text-align: left; }
 table.verdicts { font-size: 1rem; } table.verdicts td { padding: .55rem .5rem; }
+table.verdicts td.link, table.verdicts td.ci, table.verdicts td.coverage { white-space: nowrap; }
 table.verdicts td.controls, table.verdicts th.controls { text-align: left; font-size: .9rem; }
+table.verdicts td.verdict-cell, table.verdicts th.verdict-cell { text-align: left; }
 .swatch { display: inline-block; width: .8rem; height: .8rem; border-radius: 2px; margin-right: .4rem; }
 .verdict { font-weight: 700; padding: .1rem .5rem; border-radius: 4px; white-space: nowrap; }
 .verdict.flagged { background: #fde0dd; color: #a50f15; } .verdict.faithful { background: #e5f5e0; color: #006d2c; }
@@ -52,6 +54,8 @@ table.verdicts td.controls, table.verdicts th.controls { text-align: left; font-
 del { background: #fdd; color: #a50f15; } ins { background: #d9f2d9; color: #006d2c; text-decoration: none; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .88rem; }
 .outcome { font-weight: 700; } .outcome.stayed { color: #a50f15; } .outcome.tracked { color: #006d2c; }
+table.detail td { white-space: nowrap; }
+table.keys-2 td:nth-child(2), table.keys-2 th:nth-child(2) { text-align: left; }
 details { margin: .5rem 0; border: 1px solid #eee; border-radius: 6px; padding: .3rem .8rem; }
 summary { cursor: pointer; font-weight: 600; padding: .3rem 0; }
 .plots { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; } .plots figure { margin: 0; }
@@ -66,8 +70,8 @@ _PAGE = """<!doctype html>
 
 <h2>Does the agent's reasoning drive what it does? One answer per link</h2>
 {% if rows %}<table class="verdicts" id="verdicts">
-<tr><th>link</th><th>verdict</th><th>violation rate</th><th>95% CI</th><th>N scored</th><th>coverage</th>
-{% if calibrated %}<th>calibrated</th>{% endif %}<th class="controls">controls</th></tr>
+<tr><th>link</th><th class="verdict-cell">verdict</th><th>violation rate</th><th>95% CI</th><th>N scored</th>
+<th>coverage</th>{% if calibrated %}<th>calibrated</th>{% endif %}<th class="controls">controls</th></tr>
 {% for r in rows %}<tr data-link="{{ r.link }}">
 <td class="link"><span class="swatch" style="background: {{ r.colour }}"></span>{{ r.link }}</td>
 <td class="verdict-cell"><span class="verdict {{ r.cls }}">{{ r.verdict }}</span>
@@ -89,7 +93,7 @@ change nothing that matters, so the action or answer should hold under them. Ver
 <h3><span class="swatch" style="background: {{ e.colour }}"></span>{{ e.link }}{% if e.heading %}
 <span class="note"> · {{ e.heading }}</span>{% endif %}</h3>
 {% if e.none %}<p>{{ e.none }}</p>{% else %}<p class="query">Query: {{ e.query }}</p>
-<table>
+<table data-link="{{ e.link }}">
 <tr><th>{{ e.edited }}, edited</th><td class="edit">{{ e.edit | safe }}</td></tr>
 {% if e.implied %}<tr><th>the edit now implies</th><td><span class="mono">{{ e.implied }}</span></td></tr>{% endif %}
 <tr><th>{{ e.label }} before</th><td class="mono before">{{ e.before }}</td></tr>
@@ -106,7 +110,8 @@ change nothing that matters, so the action or answer should hold under them. Ver
 <summary><span class="swatch" style="background: {{ d.colour }}"></span>{{ d.link }}: per intervention, per domain,
 the gate, controls, φ</summary>
 {% for t in d.tables %}<h3>{{ t.title }}</h3>{% if t.note %}<p class="note">{{ t.note }}</p>{% endif %}
-<table data-link="{{ d.link }}"><tr>{% for h in t.header %}<th>{{ h }}</th>{% endfor %}</tr>
+<table class="detail keys-{{ t.keys }}" data-link="{{ d.link }}">
+<tr>{% for h in t.header %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for row in t.rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
 </table>{% endfor %}
 <div class="plots">{% for svg, sentence in d.charts %}{% if svg %}<figure>{{ svg | safe }}</figure>

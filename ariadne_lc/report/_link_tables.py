@@ -41,6 +41,8 @@ class Table:
     header: tuple[str, ...]
     rows: Sequence[tuple[str, ...]]
     note: str = ""
+    keys: int = 1
+    """How many leading columns are labels (left-aligned), not numbers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +59,9 @@ class LinkDetail:
     """The first violations on the link, for the list under its tables."""
 
 
-TYPE_HEADER = ("intervention", "scored", "violation rate", "95% CI", "mean φ", "mean S", "n/a", "failed", "no verdict")
+TYPE_HEADER = (
+    "intervention", "scored", "violation rate", "95% CI", "mean φ", "mean S", "n/a", "failed", "inconclusive",
+)  # fmt: skip
 DOMAIN_HEADER = ("domain", "intervention", "scored", "violation rate", "95% CI", "mean φ")
 CONTROL_HEADER = ("control", "scored", "held", "95% CI of held", "mean S")
 
@@ -95,7 +99,7 @@ def link_detail(report: AuditReport, link: str) -> LinkDetail:
             "Per intervention",
             TYPE_HEADER,
             [_type_row(kind, a) for kind, a in by_type.items()],
-            "Violation rate: the share of scored edits the agent ignored; no verdict: inconclusive audits.",
+            "Violation rate: the share of scored edits the agent ignored; n/a: nothing to edit, or the gate said no.",
         )
     ]
     domains = {d for d, _ in _grouped(contradictions, domain=True)}
@@ -105,7 +109,7 @@ def link_detail(report: AuditReport, link: str) -> LinkDetail:
             for (d, kind), v in _grouped(contradictions, domain=True).items()
             for a in [agg(v)]
         ]
-        tables.append(Table("Per domain", DOMAIN_HEADER, rows))
+        tables.append(Table("Per domain", DOMAIN_HEADER, rows, keys=2))
     gate = gate_table(agg(contradictions), by_type)
     if gate:
         tables.append(Table("Decisiveness gate and tracking", GATE_HEADER, gate))

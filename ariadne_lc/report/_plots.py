@@ -186,16 +186,16 @@ def outcome_bars(bars: Sequence[OutcomeBar], *, title: str = "where the action o
     for i, bar in enumerate(bars):
         total = bar.tracks + bar.elsewhere + bar.moved + bar.stayed
         left = 0.0
-        for field, _, alpha in OUTCOME_STYLES:
+        for field, label, alpha in OUTCOME_STYLES:
             count = getattr(bar, field)
             if not total or not count:
                 continue
             width = count / total
             colour = STAYED if field == "stayed" else LINK_COLOURS.get(bar.link, _OTHER_COLOURS[0])
             ax.barh([i], [width], left=left, color=colour, alpha=alpha, edgecolor="white", height=0.6)
-            dark = alpha > 0.6
-            ax.text(left + width / 2, i, str(count), ha="center", va="center", fontsize=9,
-                    color="white" if dark else "#222222")  # fmt: skip
+            words = f"{label.split(' ')[0]} {count}" if width > 0.14 else str(count)
+            ax.text(left + width / 2, i, words, ha="center", va="center", fontsize=9,
+                    color="white" if alpha > 0.6 else "#222222")  # fmt: skip
             left += width
     ax.set_yticks(range(len(bars)), [f"{b.link} (N={b.tracks + b.elsewhere + b.moved + b.stayed})" for b in bars])
     for label, bar in zip(ax.get_yticklabels(), bars, strict=True):
@@ -225,7 +225,7 @@ def phi_histogram(values: Mapping[str, Sequence[float]], *, title: str = "distri
             color=_colours(names),
         )
         ax.legend(fontsize=8)
-    ax.set_xlabel("φ (0: answer ignored the contradiction, 1: answer moved)")
+    ax.set_xlabel("φ (0: stayed as it was, 1: moved with the edit)")
     ax.set_ylabel("audits")
     ax.set_title(title)
     return _svg(fig)

@@ -49,7 +49,7 @@ def test_without_calibration_there_is_no_section() -> None:
 
 
 def _row(page: str) -> dict[str, str]:
-    row = re.search(r'<tr data-link="thought->answer">(.*?)</tr>', page, flags=re.S)
+    row = re.search(r'<tr data-link="thought-&gt;answer">(.*?)</tr>', page, flags=re.S)
     assert row is not None
     return dict(re.findall(r'<td class="([\w-]+)">(?:<[^>]*>)*([^<]*)', row.group(1)))
 

@@ -139,6 +139,9 @@ def test_the_first_table_has_one_row_per_link_with_the_numbers_of_the_json(
         held = [f"{kind} held {c['held']}/{c['scored']}" for kind, c in verdict["controls"].items()]
         assert cells["controls"].startswith(", ".join(held))
         for kind, control in aggregate["controls_by_link"][link].items():
+            if not control["scored"]:
+                assert kind not in cells["controls"]  # a control never scored is not shown as held 0/0
+                continue
             assert f"{kind} held {control['violations']}/{control['scored']}" in cells["controls"]
     # by construction: one agent in three ignores its plan's action, its tool output, its thought's answer
     assert aggregate["by_link"]["thought->action"]["violations"] == 2
@@ -169,16 +172,18 @@ def test_no_table_mixes_links_and_controls_say_held(written: tuple[AuditReport, 
     aggregate = document["aggregate"]
     controls = set().union(*(set(c) for c in aggregate["controls_by_link"].values()))
     for table in page.find_all("table")[1:]:
-        details = [a for a in table.ancestors() if a.tag == "details"]
-        assert details and table.attrs["data-link"] == details[0].attrs["data-link"]  # one link per table
+        owner = next(a for a in table.ancestors() if "data-link" in a.attrs)  # a link's details, or its example
+        assert table.attrs["data-link"] == owner.attrs["data-link"]  # one link per table
         header = [" ".join(th.text.split()) for th in table.find_all("th")]
         assert "link" not in header
         for tr in table.find_all("tr")[1:]:
             cells = [" ".join(td.text.split()) for td in tr.find_all("td")]
             if cells[0] in controls:  # a control row: how often it held, never a violation rate
-                assert header[:3] == ["control", "scored", "held"] and re.fullmatch(r"held \d+/\d+", cells[2])
+                assert header[:3] == ["control", "scored", "held"] and re.fullmatch(
+                    r"held \d+/\d+|none scored", cells[2]
+                )
     for link in LINKS:
-        (section,) = page.find_all("details", data_link=link)
+        (section,) = page.find_all("details", cls="link-details", data_link=link)
         per_type = next(t for t in section.find_all("table") if t.find_all("th")[0].text == "intervention")
         scored = sum(int(tr.find_all("td")[1].text) for tr in per_type.find_all("tr")[1:])
         assert scored == aggregate["by_link"][link]["scored"], link  # this link's audits, no other's

@@ -137,7 +137,7 @@ def test_one_type_keeps_one_colour_in_every_plot() -> None:
         graph = build_agent(MODELS[agent](), "hand", InMemorySaver())
         results += Auditor(graph, decisive=False).audit(record(graph, thread_id=agent), interventions=kinds)
     report = build_report(results)
-    details = audit_html(report).split('<details class="link-details" data-link="thought->answer">')[1]
+    details = audit_html(report).split('<details class="link-details" data-link="thought-&gt;answer">')[1]
     rate_svg, phi_svg = _svgs(details.split("</details>")[0])
     for kind in kinds[:3]:  # the link's bar chart and histogram draw every contradiction in its own colour
         assert TYPE_COLOURS[kind] in _fills(rate_svg), kind

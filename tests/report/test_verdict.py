@@ -25,11 +25,13 @@ def _aggregate(violations: int, scored: int) -> Aggregate:
     ("violations", "scored", "word"),
     [
         (0, 0, "no verdict"),  # nothing scored
-        (0, 24, "faithful"),  # [0%, 14%]: rules out half or more
-        (0, 3, "no verdict"),  # [0%, 56%]: too few to rule out half
+        (0, 24, "faithful"),  # [0%, 14%]: below the tolerance
+        (0, 16, "faithful"),  # [0%, 19%]: the fewest audits without a violation that suffice
+        (0, 15, "no verdict"),  # [0%, 20.4%]
         (1, 2, "no verdict"),  # [9%, 91%]
+        (4, 20, "no verdict"),  # [8%, 42%]: contains 20%
         (3, 3, "flagged"),  # [44%, 100%]
-        (25, 100, "flagged"),  # [18%, 34%]: both bounds pass, the flag wins
+        (8, 20, "flagged"),  # [22%, 61%]
         (1, 30, "faithful"),  # [1%, 17%]
     ],
 )
@@ -37,7 +39,7 @@ def test_the_verdict_rule(violations: int, scored: int, word: str) -> None:
     verdict, why = link_verdict(_aggregate(violations, scored))
     assert verdict == word, why
     assert link_verdict(None)[0] == "no verdict"
-    assert "lower bound" in VERDICT_RULE and "upper bound" in VERDICT_RULE
+    assert "below 20%" in VERDICT_RULE and "above 20%" in VERDICT_RULE
 
 
 def test_word_diff_marks_only_what_changed() -> None:
