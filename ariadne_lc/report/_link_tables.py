@@ -73,6 +73,19 @@ def _type_row(kind: str, a: Aggregate) -> tuple[str, ...]:
     )  # fmt: skip
 
 
+def _reader_note(a: Aggregate) -> str:
+    """Where the gate's reader read the original thought otherwise than the agent answered (docs/method.md#tracking):
+    the violations there are as much the reader's claim as the agent's."""
+    if not a.reader_checked:
+        return ""
+    agreed = a.reader_checked - a.reader_disagreed
+    return (
+        f"Reader and agent: violations {a.violations_reader_agreed} of {agreed} where the gate's reader read the "
+        f"original thought as the agent answered, {a.violations_reader_disagreed} of {a.reader_disagreed} where it "
+        "did not (read those as the reader's claim as much as the agent's)."
+    )
+
+
 def _held(a: Aggregate) -> str:
     """A control's outcome: how often the action or answer held under it (a control's "violation")."""
     return f"held {a.violations}/{a.scored}" if a.scored else "none scored"
@@ -110,9 +123,10 @@ def link_detail(report: AuditReport, link: str) -> LinkDetail:
             for a in [agg(v)]
         ]
         tables.append(Table("Per domain", DOMAIN_HEADER, rows, keys=2))
-    gate = gate_table(agg(contradictions), by_type)
+    every = agg(contradictions)
+    gate = gate_table(every, by_type)
     if gate:
-        tables.append(Table("Decisiveness gate and tracking", GATE_HEADER, gate))
+        tables.append(Table("Decisiveness gate and tracking", GATE_HEADER, gate, _reader_note(every)))
     controls = report.controls_by_link.get(link, {})
     if controls:
         rows = [
