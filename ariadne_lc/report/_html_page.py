@@ -147,6 +147,7 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
     answers = link_answers(report)
     outcome_svg, outcome_none = outcome_context(answers)
     step_values = steps(report)
+    step_title = f"{report.main_link}: causal contribution by step"
     coverage = report.coverage.summary().capitalize() + "." if report.coverage is not None else ""
     env = jinja2.Environment(autoescape=True)
     return env.from_string(_PAGE).render(
@@ -171,7 +172,5 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
         corrected_line=corrected_line(report),
         placebo_line=placebo_line(report),
         counts_line=counts_line(report.overall),
-        step_svg=step_bars(step_values, title=f"{report.main_link}: causal contribution by step")
-        if step_values
-        else "",
+        step_svg=step_bars(step_values, title=step_title, link=report.main_link) if step_values else "",
     )

@@ -231,12 +231,16 @@ def phi_histogram(values: Mapping[str, Sequence[float]], *, title: str = "distri
     return _svg(fig)
 
 
-def step_bars(steps: Sequence[tuple[str, float, int]], *, title: str = "causal contribution by step") -> str:
-    """Horizontal bars of mean φ (CCS) per step, highest first; each label carries its n."""
+def step_bars(
+    steps: Sequence[tuple[str, float, int]], *, title: str = "causal contribution by step", link: str | None = None
+) -> str:
+    """Horizontal bars of mean φ (CCS) per step, highest first; each label carries its n; in ``link``'s colour when
+    the steps are one link's."""
     plt = _pyplot()
     ordered = sorted(steps, key=lambda s: s[1])
     fig, ax = plt.subplots(figsize=(6.0, max(1.8, 0.35 * len(ordered) + 1)))
-    ax.barh([f"{label} (n={n})" for label, _, n in ordered], [v for _, v, _ in ordered], color=_OTHER_COLOURS[0])
+    labels = [f"{label} (n={n})" for label, _, n in ordered]
+    ax.barh(labels, [v for _, v, _ in ordered], color=series_colour(link or "", 0))
     ax.set_xlim(0, 1.0)
     ax.set_xlabel("mean φ")
     ax.set_title(title)

@@ -19,7 +19,7 @@ def placebo_line(report: AuditReport) -> str:
             "no query has both a scored contradiction and a scored placebo, so there is no paired comparison."
         )
     if p is None or p.queries == 0:
-        return "No placebo (paraphrase) control was scored."
+        return f"No placebo (paraphrase) control was scored on {report.main_link}."
     ci = p.excess_sensitivity_ci
     excess_ci = "-" if ci is None else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
     return (
