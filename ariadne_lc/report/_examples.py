@@ -189,7 +189,13 @@ def example_for(report: AuditReport, link: str) -> Example | None:
 
 def why_none(report: AuditReport, link: str) -> str:
     """Why no contradiction on ``link`` was scored, counted by reason (``no_commitment 3, not testable 1``)."""
-    reasons = Counter(no_verdict_reason(r) for r in report.results if r.link == link and not r.control)
+
+    def reason(r: AuditResult) -> str:
+        if r.step_index >= 0:
+            return no_verdict_reason(r)
+        return "run failed" if r.run_failed else "nothing to audit" if r.nothing_to_audit else "not audited"
+
+    reasons = Counter(reason(r) for r in report.results if r.link == link and not r.control)
     if not reasons:
         return "no contradiction was planned on this link"
     return "no contradiction was scored: " + ", ".join(f"{k} {n}" for k, n in reasons.most_common())

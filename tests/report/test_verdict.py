@@ -90,3 +90,16 @@ def test_markdown_answers_per_link_first(report: AuditReport) -> None:
     assert "~~multiply~~**divide**" in rest and "~~108~~**140**" in rest
     assert "rerun held 3/3" in head and "| control | scored | held |" in rest
     assert "violation rate" not in rest.split("| control | scored | held |")[1].split("\n\n")[0]
+
+
+def test_a_link_with_nothing_scored_says_why_instead_of_a_number_or_a_chart() -> None:
+    from ariadne_lc import AuditResult, Trace
+    from ariadne_lc.report import audit_html
+    from ariadne_lc.stats import build_report
+
+    report = build_report([AuditResult.no_step_to_audit(Trace(trace_id="x", final_answer="42"), "no step")])
+    text = audit_markdown(report)
+    assert "| thought->answer | **no verdict** (nothing scored) | - | - | 0 |" in text
+    assert "No example: no contradiction was scored: nothing to audit 1." in text
+    page = audit_html(report)
+    assert "No contradiction was scored on any link" in page and "<svg" not in page
