@@ -65,7 +65,7 @@ def corrected_markdown(report: AuditReport) -> list[str]:
     if not rows:
         return []
     return [
-        "## Raw and calibrated violation rates",
+        "#### Raw and calibrated violation rates",
         "",
         corrected_line(report),
         "",

@@ -17,10 +17,15 @@ from ariadne_lc.errors import MissingExtraError
 
 __all__ = [
     "LINK_COLOURS",
+    "OUTCOME_STYLES",
+    "STAYED",
     "TYPE_COLOURS",
     "EstimatePoint",
+    "OutcomeBar",
     "RateBar",
     "estimate_plot",
+    "intervention_bars",
+    "outcome_bars",
     "phi_histogram",
     "rate_bars",
     "series_colour",
@@ -129,7 +134,83 @@ def rate_bars(bars: Sequence[RateBar], *, title: str, ylabel: str = "violation r
     return _svg(fig)
 
 
-def phi_histogram(values: dict[str, Sequence[float]], *, title: str = "distribution of φ") -> str:
+def intervention_bars(bars: Sequence[RateBar], *, title: str) -> str:
+    """One bar per intervention type, in the type's own colour, with its Wilson whiskers and its n under it (the
+    bars' ``group`` is ignored: call it with one link's contradictions)."""
+    plt = _pyplot()
+    drawn = [b for b in bars if b.rate is not None]
+    fig, ax = plt.subplots(figsize=(max(4.5, 1.1 * len(drawn) + 2), 3.0))
+    for i, bar in enumerate(drawn):
+        rate = bar.rate or 0.0
+        low, high = bar.ci if bar.ci is not None else (rate, rate)
+        colour = series_colour(bar.series, i)
+        ax.bar([i], [rate], width=0.6, color=colour, yerr=[[rate - low], [high - rate]], capsize=4, ecolor="#333333")
+        ax.scatter([i], [rate], s=12, color=colour, zorder=3)  # a 0% bar still shows its point
+    ax.set_xticks(range(len(drawn)), [f"{b.series}\n(n={b.n})" for b in drawn])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("violation rate")
+    ax.set_title(title)
+    return _svg(fig)
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeBar:
+    """Where one link's scored contradictions went: counts that add up to its N."""
+
+    link: str
+    tracks: int
+    elsewhere: int
+    moved: int
+    stayed: int
+
+
+OUTCOME_STYLES: Final[tuple[tuple[str, str, float], ...]] = (
+    ("tracks", "tracked", 1.0),
+    ("elsewhere", "moved elsewhere", 0.5),
+    ("moved", "moved (target not read)", 0.28),
+    ("stayed", "stayed (violation)", 1.0),
+)
+"""(field, label, opacity) of each segment; the first three in the link's colour, ``stayed`` in :data:`STAYED`."""
+
+STAYED: Final = "#a50f15"
+"""The colour of the violations in the outcome bars (no link or type wears it)."""
+
+
+def outcome_bars(bars: Sequence[OutcomeBar], *, title: str = "where the action or answer went after the edit") -> str:
+    """One horizontal bar per link, 0–100% of its scored contradictions, stacked tracked / elsewhere / moved /
+    stayed: a 0% violation rate still shows what the agent did. Each segment is labelled with its count."""
+    plt = _pyplot()
+    from matplotlib.patches import Patch
+
+    fig, ax = plt.subplots(figsize=(8.0, 0.55 * len(bars) + 1.3))
+    for i, bar in enumerate(bars):
+        total = bar.tracks + bar.elsewhere + bar.moved + bar.stayed
+        left = 0.0
+        for field, label, alpha in OUTCOME_STYLES:
+            count = getattr(bar, field)
+            if not total or not count:
+                continue
+            width = count / total
+            colour = STAYED if field == "stayed" else LINK_COLOURS.get(bar.link, _OTHER_COLOURS[0])
+            ax.barh([i], [width], left=left, color=colour, alpha=alpha, edgecolor="white", height=0.6)
+            words = f"{label.split(' ')[0]} {count}" if width > 0.14 else str(count)
+            ax.text(left + width / 2, i, words, ha="center", va="center", fontsize=9,
+                    color="white" if alpha > 0.6 else "#222222")  # fmt: skip
+            left += width
+    ax.set_yticks(range(len(bars)), [f"{b.link} (N={b.tracks + b.elsewhere + b.moved + b.stayed})" for b in bars])
+    for label, bar in zip(ax.get_yticklabels(), bars, strict=True):
+        label.set_color(LINK_COLOURS.get(bar.link, "#222222"))
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:.0%}"))
+    ax.set_xlabel("share of the link's scored contradictions")
+    ax.set_title(title)
+    handles = [Patch(color=STAYED if f == "stayed" else "#555555", alpha=a, label=lab) for f, lab, a in OUTCOME_STYLES]
+    ax.legend(handles=handles, fontsize=8, ncols=4, loc="upper left", bbox_to_anchor=(0, -0.25), frameon=False)
+    return _svg(fig)
+
+
+def phi_histogram(values: Mapping[str, Sequence[float]], *, title: str = "distribution of φ") -> str:
     """Stacked histogram of φ per intervention type over [0, 1], each type in its own colour."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.0, 3.2))
@@ -144,18 +225,22 @@ def phi_histogram(values: dict[str, Sequence[float]], *, title: str = "distribut
             color=_colours(names),
         )
         ax.legend(fontsize=8)
-    ax.set_xlabel("φ (0: answer ignored the contradiction, 1: answer moved)")
+    ax.set_xlabel("φ (0: stayed as it was, 1: moved with the edit)")
     ax.set_ylabel("audits")
     ax.set_title(title)
     return _svg(fig)
 
 
-def step_bars(steps: Sequence[tuple[str, float, int]], *, title: str = "causal contribution by step") -> str:
-    """Horizontal bars of mean φ (CCS) per step, highest first; each label carries its n."""
+def step_bars(
+    steps: Sequence[tuple[str, float, int]], *, title: str = "causal contribution by step", link: str | None = None
+) -> str:
+    """Horizontal bars of mean φ (CCS) per step, highest first; each label carries its n; in ``link``'s colour when
+    the steps are one link's."""
     plt = _pyplot()
     ordered = sorted(steps, key=lambda s: s[1])
     fig, ax = plt.subplots(figsize=(6.0, max(1.8, 0.35 * len(ordered) + 1)))
-    ax.barh([f"{label} (n={n})" for label, _, n in ordered], [v for _, v, _ in ordered], color=_OTHER_COLOURS[0])
+    labels = [f"{label} (n={n})" for label, _, n in ordered]
+    ax.barh(labels, [v for _, v, _ in ordered], color=series_colour(link or "", 0))
     ax.set_xlim(0, 1.0)
     ax.set_xlabel("mean φ")
     ax.set_title(title)

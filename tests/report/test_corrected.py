@@ -48,19 +48,26 @@ def test_without_calibration_there_is_no_section() -> None:
     assert audit_document(report)["aggregate"]["corrected"] is None
 
 
-def test_html_cards_carry_the_corrected_rate_beside_the_raw_one() -> None:
+def _row(page: str) -> dict[str, str]:
+    row = re.search(r'<tr data-link="thought-&gt;answer">(.*?)</tr>', page, flags=re.S)
+    assert row is not None
+    return dict(re.findall(r'<td class="([\w-]+)">(?:<[^>]*>)*([^<]*)', row.group(1)))
+
+
+def test_the_verdict_row_carries_the_corrected_rate_beside_the_raw_one() -> None:
     page = audit_html(_calibrated())
     # v = 8/14 = 57%; pooled FA .35, M .35 -> (0.571 - 0.35) / 0.3 = 74%
-    assert "violation rate: raw | corrected (calibrated)" in page
-    card = re.search(r"<b>([^<]*)</b><span>violation rate: raw \| corrected", page)
-    assert card is not None and card.group(1).startswith("57% | ") and card.group(1) != "57% | -"
-    assert "violation rate (contradictions, raw)" in audit_html(_report())  # no calibration: the raw rate alone
+    assert "<th>calibrated</th>" in page
+    cells = _row(page)
+    assert cells["rate"] == "57%" and cells["corrected"].endswith("%") and cells["corrected"] != "57%"
+    assert "<th>calibrated</th>" not in audit_html(_report())  # no calibration: the raw rate alone
 
 
-def test_no_information_card() -> None:
+def test_no_information() -> None:
     items = [*audits("coupled", violations=6, n=10), *audits("bypass", violations=5, n=10)]  # FA + M >= 1
     calibrated = apply_calibration(_report(), analyze(items, CONFIG, n_resamples=50), CONFIG, n_resamples=50)
-    assert "<b>57% | no information</b>" in audit_html(calibrated)
+    assert _row(audit_html(calibrated))["corrected"] == "no information"
+    assert "57% (calibrated: no information)" in audit_markdown(calibrated)
 
 
 def test_load_report_reads_the_corrected_rates_back(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def report() -> AuditReport:
 
 def test_html_is_self_contained(report: AuditReport) -> None:
     page = audit_html(report, title="t")
-    assert page.count("<svg") == 3
+    assert page.count("<svg") >= 3  # the outcomes, and per link its rates and φ
     assert not re.search(r"(src|href)=\"?https?://", page)  # nothing is fetched
     assert "<script" not in page
     assert "science" in page and "premise_negation" in page
@@ -36,7 +36,7 @@ def test_markdown_table(report: AuditReport) -> None:
     text = audit_markdown(report)
     assert "| math | logic_flip | 1 | 0% |" in text
     assert "| science | logic_flip | 1 | 100% |" in text
-    assert "## Violations" in text
+    assert "#### Violations (first 1)" in text
 
 
 def test_json_round_trip_and_schema_checks(report: AuditReport, tmp_path: Path) -> None:
@@ -63,7 +63,7 @@ def test_reports_count_traces_with_nothing_to_audit_and_length_gate_exemptions(
     text = audit_markdown(counted)
     assert "Traces with nothing to audit: 1." in text and "exempted by the length gate: 0" in text
     page = audit_html(counted)
-    assert "Traces with nothing to audit: 1." in page and "traces with nothing to audit" in page
+    assert "Traces with nothing to audit: 1." in page
     paths = write_audit_reports(counted, tmp_path)
     document = json.loads(paths["json"].read_text())
     assert document["aggregate"]["overall"]["nothing_to_audit"] == 1
@@ -75,13 +75,13 @@ def test_gate_and_tracking_per_type(report: AuditReport, tmp_path: Path) -> None
     # logic_flip changes 6 * 7 (decisive): the faithful answer tracks it, the unfaithful one stays;
     # premise_negation leaves 6 * 7 in place: rejected as not decisive on both agents, never scored
     text = audit_markdown(report)
-    assert "## Decisiveness gate and tracking" in text and "reader: rule" in text
+    assert "#### Decisiveness gate and tracking" in text and "reader: rule" in text
     assert "| all | 4 | 2 (50%) | 0 (0%) | 0 (0%) | 2 | 1 | 0 | 1 | 50% |" in text
     assert "| logic_flip | 2 | 0 (0%) | 0 (0%) | 0 (0%) | 2 | 1 | 0 | 1 | 50% |" in text
     assert "| premise_negation | 2 | 2 (100%) | 0 (0%) | 0 (0%) | 0 | 0 | 0 | 0 | - | - |" in text
     page = audit_html(report)
-    assert "Decisiveness gate and tracking" in page and "rejected as not decisive" in page
-    assert "50% (2/4)" in page  # the headline card
+    assert "Decisiveness gate and tracking" in page and "reader: rule" in page
+    assert "<td>all</td><td>4</td><td>2 (50%)</td>" in page  # the gate's rejections, in the main link's details
     by_type = json.loads(write_audit_reports(report, tmp_path)["json"].read_text())["aggregate"]["by_type"]
     assert by_type["premise_negation"]["not_decisive"] == 2 and by_type["premise_negation"]["gated"] == 2
     flip = by_type["logic_flip"]
@@ -102,7 +102,7 @@ def test_incoherent_rejections_are_counted_per_type(tmp_path: Path) -> None:
     assert counted.by_type["conclusion_swap"].incoherent == 0 and counted.by_type["conclusion_swap"].scored == 1
     text = audit_markdown(counted)
     assert "| causal_reversal | 1 | 0 (0%) | 1 (100%) | 0 (0%) | 0 |" in text
-    assert "rejected as incoherent" in audit_html(counted)
+    assert "<th>incoherent</th>" in audit_html(counted) and "<td>1 (100%)</td>" in audit_html(counted)
     (line, *_) = gate_lines(counted)
     assert "0 of 2 contradictions (0%) rejected as not decisive, 1 as incoherent" in line
     assert "causal_reversal 0/1 (+1 incoherent)" in line
@@ -113,7 +113,7 @@ def test_incoherent_rejections_are_counted_per_type(tmp_path: Path) -> None:
 def test_no_gate_section_with_the_gate_off() -> None:
     graph = build_agent(MODELS["faithful"](), "hand", InMemorySaver())
     ungated = build_report(Auditor(graph, decisive=False).audit(record(graph), interventions=["premise_negation"]))
-    assert "Decisiveness gate" not in audit_markdown(ungated) and "rejected as not decisive" not in audit_html(ungated)
+    assert "Decisiveness gate" not in audit_markdown(ungated) and "Decisiveness gate" not in audit_html(ungated)
 
 
 def _svgs(page: str) -> list[str]:
@@ -136,8 +136,12 @@ def test_one_type_keeps_one_colour_in_every_plot() -> None:
     for agent in ("faithful", "unfaithful"):
         graph = build_agent(MODELS[agent](), "hand", InMemorySaver())
         results += Auditor(graph, decisive=False).audit(record(graph, thread_id=agent), interventions=kinds)
-    rate_svg, phi_svg, _ = _svgs(audit_html(build_report(results)))
-    for kind in kinds:  # the bar chart and the histogram draw every type in its own colour
+    report = build_report(results)
+    details = audit_html(report).split('<details class="link-details" data-link="thought-&gt;answer">')[1]
+    rate_svg, phi_svg = _svgs(details.split("</details>")[0])
+    for kind in kinds[:3]:  # the link's bar chart and histogram draw every contradiction in its own colour
         assert TYPE_COLOURS[kind] in _fills(rate_svg), kind
         assert TYPE_COLOURS[kind] in _fills(phi_svg), kind
-    assert TYPE_COLOURS["fact_reversal"] not in _fills(rate_svg) | _fills(phi_svg)  # not audited, not drawn
+    drawn = _fills(rate_svg) | _fills(phi_svg)
+    assert TYPE_COLOURS["fact_reversal"] not in drawn  # not audited, not drawn
+    assert TYPE_COLOURS["paraphrase"] not in drawn  # a control is never a bar: it reads "held k/n"
