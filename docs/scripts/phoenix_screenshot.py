@@ -6,15 +6,16 @@ What it does, all on loopback:
    ``--phoenix-url``;
 2. runs one scripted tool-calling agent (``planning_tool_model`` from ``ariadne_lc.testing`` behind
    ``create_agent`` with ``AriadneMiddleware``) under OpenInference's LangChain instrumentation, so its trace lands in
-   the Phoenix project ``demo-agent``; the middleware records it (``span_context_getter=agent_span_ref`` keeps the
-   agent span's ids);
+   the Phoenix project ``demo-agent``; ``AriadneCallbackHandler`` records it (``span_context_getter=agent_span_ref``
+   keeps the agent span's ids);
 3. audits that trace with ``Auditor`` and ``interventions=["logic_flip", "observation_swap"]``, so each link gets an
    evaluation: ``action_faithfulness`` (thought->action), ``observation_faithfulness`` (observation->answer) and
    ``causal_faithfulness`` (thought->answer); the audit spans go to the project ``ariadne-audits`` through
    ``configure_tracing("otlp-http", ...)``;
 4. writes each score back onto the agent span as a Phoenix annotation (``PhoenixScoreWriter``);
-5. takes headless Chromium screenshots: the agent span with its three annotations
-   (``phoenix_agent_annotation.png``) and the ``action_faithfulness`` audit span (``phoenix_audit_span.png``).
+5. takes headless Chromium screenshots: the agent span with its three annotations (``phoenix_agent_annotation.png``;
+   Phoenix shows the first and "+2", so the picture is taken after a click on "+2", through the DevTools protocol)
+   and the ``action_faithfulness`` audit span (``phoenix_audit_span.png``).
 
 Needs the ``backends`` extra (``make test`` installs it, or ``pip install -e
 '.[dev,report,otlp,phoenix,langfuse,test-backends]'``: the Phoenix server, its client, OpenInference) and Chromium
@@ -42,7 +43,7 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _chromium import find_chromium, screenshot  # a sibling module, found beside this file
+from _chromium import find_chromium, screenshot, screenshot_after  # a sibling module, found beside this file
 
 PROJECT_KEY = "openinference.project.name"
 AGENT_PROJECT = "demo-agent"
@@ -57,8 +58,11 @@ EVALUATIONS = {
     "thought->answer": "causal_faithfulness",
 }
 AGENT_WINDOW = (1400, 900)
-AUDIT_WINDOW = (1400, 1700)
-"""Tall enough for all of the audit span's attributes, score value and label included."""
+AUDIT_WINDOW = (1600, 1700)
+"""Tall enough for all of the audit span's attributes, score value and label included; wide enough for the
+longest attribute name."""
+SHOW_MORE = 'button[aria-label="Show 2 more"]'
+"""Phoenix shows a span's first annotation and "+2": clicking the trace tree's "+2" shows the other two, by name."""
 
 
 def _free_port() -> int:
@@ -127,7 +131,7 @@ def record_and_audit(base: str) -> tuple[str, list[str]]:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
+    from ariadne_lc import AriadneCallbackHandler, AriadneMiddleware, Auditor, InMemoryTraceStore
     from ariadne_lc.export import PhoenixScoreWriter, Score, ScoreTarget, agent_span_ref, configure_tracing
     from ariadne_lc.testing import arithmetic_tools, planning_tool_model
 
@@ -141,17 +145,20 @@ def record_and_audit(base: str) -> tuple[str, list[str]]:
     # Faithful on one link, not on the others (by construction, docs/method.md#links): re-run with a contradicted
     # thought it makes the call the thought says (thought->action tracks), but its answer is the question's product
     # whatever the tool said (observation->answer and thought->answer: violations). Three verdicts that differ.
+    # The middleware lets the audit re-run the agent's model call (thought->action). The trace is recorded by the
+    # callback handler: OpenInference's span of a run is found through the run's callbacks (agent_span_ref, at the
+    # root run's end), which the middleware's hooks do not see, so a middleware-recorded trace has no span to link.
     store = InMemoryTraceStore()
-    middleware = AriadneMiddleware(store, span_context_getter=agent_span_ref, synchronous=True)
     tools = arithmetic_tools()
     agent = create_agent(
         planning_tool_model(action="thought", answer="question"),
         tools,
         checkpointer=InMemorySaver(),
-        middleware=[middleware],
+        middleware=[AriadneMiddleware(InMemoryTraceStore())],
         name="demo-agent",
     )
-    agent.invoke({"messages": [("user", QUESTION)]}, {"configurable": {"thread_id": "hotel-1"}})
+    handler = AriadneCallbackHandler(store=store, graph=agent, span_context_getter=agent_span_ref, synchronous=True)
+    agent.invoke({"messages": [("user", QUESTION)]}, {"configurable": {"thread_id": "hotel-1"}, "callbacks": [handler]})
     # Replays of an instrumented graph are traced too: switch it off so the agent project shows production only.
     instrumentor.uninstrument()
     agent_provider.shutdown()
@@ -205,11 +212,15 @@ def main() -> None:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     with phoenix(args.phoenix_url) as base:
         agent_span_id, audit_span_ids = record_and_audit(base)
-        screenshot(
+        screenshot_after(
             f"{base}/redirects/spans/{agent_span_id}",
             args.out_dir / "phoenix_agent_annotation.png",
             width=AGENT_WINDOW[0],
             height=AGENT_WINDOW[1],
+            # the tree's and the span panel's "+2": both drawn means the panel has loaded too
+            ready=f"document.querySelectorAll('{SHOW_MORE}').length >= 2",
+            action=f"document.querySelector('{SHOW_MORE}').click()",
+            done=f"document.querySelector('{SHOW_MORE}').getAttribute('aria-expanded') === 'true'",
         )
         screenshot(
             f"{base}/redirects/spans/{audit_span_ids[0]}",
