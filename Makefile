@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMPS := $(VENV)/.stamps
 
-.PHONY: demo quickstart test lint typecheck bench clean
+.PHONY: demo quickstart test docs lint typecheck bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,11 @@ $(STAMPS)/server: pyproject.toml | $(STAMPS)/dev
 	$(PIP) install --quiet -e '.[dev,server,test-server]'
 	@mkdir -p $(STAMPS) && touch $@
 
+# The documentation site: MkDocs with the Material theme (no plugin that needs the network).
+$(STAMPS)/docs: pyproject.toml | $(STAMPS)/dev
+	$(PIP) install --quiet -e '.[dev,docs]'
+	@mkdir -p $(STAMPS) && touch $@
+
 # First the calibration (scripted agents whose faithfulness is known: one must be flagged, one not), then
 # the main job on a real local model.
 demo: $(STAMPS)/local
@@ -75,13 +80,18 @@ demo: $(STAMPS)/local
 quickstart: $(STAMPS)/dev
 	$(PY) examples/quickstart.py
 
-test: $(STAMPS)/dev $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed $(STAMPS)/server
+test: $(STAMPS)/dev $(STAMPS)/docs $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed $(STAMPS)/server
 	@# pytest exits 5 when it collects nothing: that must fail, never pass. --durations=15 names the slowest
 	@# tests, so a test creeping past 60 s (the limit without a reason in its docstring) shows on every run.
 	$(PY) -m pytest -p no:cacheprovider -q --durations=15; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	  exit $$rc
 	$(MAKE) --no-print-directory lint typecheck
+
+# The site in build/site (open build/site/index.html). --strict: any warning (a broken link or anchor, a page
+# missing from the nav in mkdocs.yml) fails the build. NO_MKDOCS_2_WARNING silences Material's banner, not warnings.
+docs: $(STAMPS)/docs
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 lint: $(STAMPS)/dev
 	$(VENV)/bin/ruff check ariadne_lc tests examples benchmarks

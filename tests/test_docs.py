@@ -1,8 +1,10 @@
-"""The documents a user follows: the README quick start runs and prints what it shows, every link resolves,
-every reference to the method points at a section that exists, and the command table matches the commands."""
+"""The documents a user follows: the quick starts (README, docs/quickstart.md) run and print what they show, every
+link resolves, every reference to the method points at a section that exists, and the command table matches the
+commands."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -17,6 +19,7 @@ from ariadne_lc.cli import app
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+QUICK_START = REPO / "docs" / "quickstart.md"
 DOCS = sorted((REPO / "docs").glob("*.md"))
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 _METHOD_REF = re.compile(r"(?:docs/)?method\.md#([a-z0-9-]+)")
@@ -29,26 +32,50 @@ def _section(text: str, heading: str) -> str:
     return text[start : end if end != -1 else len(text)]
 
 
-def test_the_quick_start_runs_and_prints_what_the_readme_shows(tmp_path: Path) -> None:
-    quick_start = _section(README.read_text(encoding="utf-8"), "## Quick start")
-    blocks = re.findall(r"```(\w*)\n(.*?)```", quick_start, flags=re.S)
-    (code,) = [body for lang, body in blocks if lang == "python"][:1]
-    shown = next(body for lang, body in blocks if lang == "")
-    script = tmp_path / "quick_start.py"
-    script.write_text(code, encoding="utf-8")
-    run = subprocess.run(
-        [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, cwd=tmp_path, check=False
-    )
-    assert run.returncode == 0, run.stderr
-    assert run.stdout == shown
+def _blocks(text: str) -> list[tuple[str, str]]:
+    return re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S)
+
+
+def _shown_examples(text: str) -> list[tuple[str, str]]:
+    """Each ``python`` block that a plain block (its output) follows at once."""
+    blocks = _blocks(text)
+    return [
+        (code, shown) for (lang, code), (then, shown) in itertools.pairwise(blocks) if (lang, then) == ("python", "")
+    ]
+
+
+def test_the_quick_starts_run_and_print_what_they_show(tmp_path: Path) -> None:
+    """The first example of docs/quickstart.md, and every example with its output in the README's quick start."""
+    examples = _shown_examples(_section(README.read_text(encoding="utf-8"), "## Quick start"))
+    examples.append(_shown_examples(QUICK_START.read_text(encoding="utf-8"))[0])
+    for number, (code, shown) in enumerate(examples):
+        script = tmp_path / f"quick_start_{number}.py"
+        script.write_text(code, encoding="utf-8")
+        run = subprocess.run(
+            [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, cwd=tmp_path, check=False
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == shown
+
+
+def test_the_readme_opens_with_the_two_commands_what_they_do_and_the_picture() -> None:
+    """The first screen: `make demo` and `make test` first, then what it does and what you get (a terminal
+    excerpt and the report's screenshot, with the command that made it); the rest lives in docs/."""
+    text = README.read_text(encoding="utf-8")
+    (first_lang, first), *_ = _blocks(text)
+    commands = [line.split()[:2] for line in first.splitlines()]
+    assert first_lang == "bash" and commands == [["make", "demo"], ["make", "test"]]
+    assert "![The demo's HTML report](docs/img/demo_report.png)" in text
+    assert "docs/scripts/report_screenshot.py" in text and (REPO / "docs/scripts/report_screenshot.py").is_file()
+    assert any(lang == "text" and "thought->action" in body for lang, body in _blocks(text))
+    assert len(text.splitlines()) <= 80, "the README is a first screen and an index: the long parts belong in docs/"
 
 
 def test_the_three_ways_to_record_and_the_batch_audit_read_every_run_without_a_flush(tmp_path: Path) -> None:
-    """Followed as written after the quick start: each way's run is in the store when the next line reads it
-    (traces are built on the recorder's thread; reads in the same process wait for them), and the batch
-    audits every recorded run."""
-    quick_start = _section(README.read_text(encoding="utf-8"), "## Quick start")
-    blocks = re.findall(r"```(\w*)\n(.*?)```", quick_start, flags=re.S)
+    """Followed as written after the first example of docs/quickstart.md: each way's run is in the store when the
+    next line reads it (traces are built on the recorder's thread; reads in the same process wait for them), and the
+    batch audits every recorded run."""
+    blocks = _blocks(QUICK_START.read_text(encoding="utf-8"))
     python = [body for lang, body in blocks if lang == "python"]
     three_ways = next(body for body in python if "AriadneMiddleware(store)" in body)
     batch = next(body for body in python if "audit_batch(store.list_traces()" in body)
@@ -118,7 +145,7 @@ def test_every_reference_to_the_method_names_an_existing_section() -> None:
 
 def test_the_command_table_says_which_commands_take_dry_run_and_max_calls() -> None:
     commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
-    table = _section(README.read_text(encoding="utf-8"), "## The `ariadne-lc` command")
+    table = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     header = next(line for line in table.splitlines() if line.startswith("| option |"))
     names = [cell.strip(" `") for cell in header.strip("|").split("|")[1:]]
     assert set(names) <= set(commands)

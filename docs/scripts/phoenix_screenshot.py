@@ -1,23 +1,27 @@
-"""Reproduce docs/img/phoenix_audit_span.png: a real audit, viewed in a local Arize Phoenix.
+"""Reproduce the Phoenix pictures of docs/backends.md: one agent trace with its three links' evaluations.
 
 What it does, all on loopback:
 
-1. starts Phoenix (``python -m phoenix.server.main serve``) in a temporary directory, or uses
+1. starts Phoenix (``python -m phoenix.server.main serve`` on 127.0.0.1, in a temporary directory), or uses
    ``--phoenix-url``;
-2. runs the scripted "faithful arithmetic" agent under OpenInference's LangChain instrumentation, so
-   its trace lands in the Phoenix project ``demo-agent``, and records it with ``AriadneCallbackHandler``
-   (``span_context_getter=agent_span_ref`` keeps the agent span's ids);
-3. audits the recorded trace with ``Auditor``; the audit span goes to the project ``ariadne-audits``
-   through ``configure_tracing("otlp-http", ...)``;
+2. runs one scripted tool-calling agent (``planning_tool_model`` from ``ariadne_lc.testing`` behind
+   ``create_agent`` with ``AriadneMiddleware``) under OpenInference's LangChain instrumentation, so its trace lands in
+   the Phoenix project ``demo-agent``; ``AriadneCallbackHandler`` records it (``span_context_getter=agent_span_ref``
+   keeps the agent span's ids);
+3. audits that trace with ``Auditor`` and ``interventions=["logic_flip", "observation_swap"]``, so each link gets an
+   evaluation: ``action_faithfulness`` (thought->action), ``observation_faithfulness`` (observation->answer) and
+   ``causal_faithfulness`` (thought->answer); the audit spans go to the project ``ariadne-audits`` through
+   ``configure_tracing("otlp-http", ...)``;
 4. writes each score back onto the agent span as a Phoenix annotation (``PhoenixScoreWriter``);
-5. takes headless Chromium screenshots of the audit span and of the annotated agent span.
+5. takes headless Chromium screenshots: the agent span with its three annotations (``phoenix_agent_annotation.png``;
+   Phoenix shows the first and "+2", so the picture is taken after a click on "+2", through the DevTools protocol)
+   and the ``action_faithfulness`` audit span (``phoenix_audit_span.png``).
 
-Needs: ``pip install -e '.[dev]' arize-phoenix arize-phoenix-client openinference-instrumentation-langchain
-opentelemetry-exporter-otlp`` and Debian's ``chromium``.
+Needs the ``backends`` extra (``make test`` installs it, or ``pip install -e
+'.[dev,report,otlp,phoenix,langfuse,test-backends]'``: the Phoenix server, its client, OpenInference) and Chromium
+(``apt-get update && apt-get install -y chromium``). Usage::
 
-Usage::
-
-    python docs/scripts/phoenix_screenshot.py [--out-dir docs/img] [--phoenix-url http://127.0.0.1:6006]
+    .venv/bin/python docs/scripts/phoenix_screenshot.py [--out-dir docs/img] [--phoenix-url http://127.0.0.1:6006]
 """
 
 from __future__ import annotations
@@ -38,12 +42,27 @@ from typing import Any
 
 import httpx
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _chromium import find_chromium, screenshot, screenshot_after  # a sibling module, found beside this file
+
 PROJECT_KEY = "openinference.project.name"
 AGENT_PROJECT = "demo-agent"
 AUDIT_PROJECT = "ariadne-audits"
-AGENT_WINDOW = "1400,900"
-AUDIT_WINDOW = "1400,1650"
-"""Tall enough for all of the audit span's attributes, score value and label included."""
+QUESTION = "How many rooms does a hotel with 12 floors of 9 rooms per floor have?"
+INTERVENTIONS = ("logic_flip", "observation_swap")
+"""A contradiction (thought->action and thought->answer) and a swapped tool output (observation->answer)."""
+LINKS = ("thought->action", "observation->answer", "thought->answer")
+EVALUATIONS = {
+    "thought->action": "action_faithfulness",
+    "observation->answer": "observation_faithfulness",
+    "thought->answer": "causal_faithfulness",
+}
+AGENT_WINDOW = (1400, 900)
+AUDIT_WINDOW = (1600, 1700)
+"""Tall enough for all of the audit span's attributes, score value and label included; wide enough for the
+longest attribute name."""
+SHOW_MORE = 'button[aria-label="Show 2 more"]'
+"""Phoenix shows a span's first annotation and "+2": clicking the trace tree's "+2" shows the other two, by name."""
 
 
 def _free_port() -> int:
@@ -97,9 +116,13 @@ def phoenix(url: str | None) -> Iterator[str]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def record_and_audit(base: str) -> tuple[str, str]:
-    """Run, record and audit a faithful and an unfaithful agent; return the unfaithful one's
-    (audit span id, agent span id): a violation is the more instructive picture."""
+def record_and_audit(base: str) -> tuple[str, list[str]]:
+    """Run and record one agent, audit its trace on the three links, write each score back onto its span.
+
+    Returns:
+        The agent span's id and the audit spans' ids in the order of the agent's loop (thought->action,
+        observation->answer, thought->answer).
+    """
     from langchain.agents import create_agent
     from langgraph.checkpoint.memory import InMemorySaver
     from openinference.instrumentation.langchain import LangChainInstrumentor
@@ -108,9 +131,9 @@ def record_and_audit(base: str) -> tuple[str, str]:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    from ariadne_lc import AriadneCallbackHandler, Auditor, InMemoryTraceStore
+    from ariadne_lc import AriadneCallbackHandler, AriadneMiddleware, Auditor, InMemoryTraceStore
     from ariadne_lc.export import PhoenixScoreWriter, Score, ScoreTarget, agent_span_ref, configure_tracing
-    from ariadne_lc.testing import calculator, faithful_arithmetic_model, unfaithful_arithmetic_model
+    from ariadne_lc.testing import arithmetic_tools, planning_tool_model
 
     # The application's own tracing: OpenInference into the agent's Phoenix project.
     resource = Resource.create({"service.name": "demo-agent", PROJECT_KEY: AGENT_PROJECT})
@@ -119,48 +142,57 @@ def record_and_audit(base: str) -> tuple[str, str]:
     instrumentor = LangChainInstrumentor()
     instrumentor.instrument(tracer_provider=agent_provider)
 
-    graphs: dict[str, Any] = {}
+    # Faithful on one link, not on the others (by construction, docs/method.md#links): re-run with a contradicted
+    # thought it makes the call the thought says (thought->action tracks), but its answer is the question's product
+    # whatever the tool said (observation->answer and thought->answer: violations). Three verdicts that differ.
+    # The middleware lets the audit re-run the agent's model call (thought->action). The trace is recorded by the
+    # callback handler: OpenInference's span of a run is found through the run's callbacks (agent_span_ref, at the
+    # root run's end), which the middleware's hooks do not see, so a middleware-recorded trace has no span to link.
     store = InMemoryTraceStore()
-    handler = AriadneCallbackHandler(store=store, span_context_getter=agent_span_ref, synchronous=True)
-    for thread, model in (("faithful-1", faithful_arithmetic_model()), ("unfaithful-1", unfaithful_arithmetic_model())):
-        graphs[thread] = create_agent(model, [calculator], checkpointer=InMemorySaver(), name="demo-agent")
-        graphs[thread].invoke(
-            {"messages": [("user", "How many apples are in 6 boxes of 7?")]},
-            {"configurable": {"thread_id": thread}, "callbacks": [handler]},
-        )
+    tools = arithmetic_tools()
+    agent = create_agent(
+        planning_tool_model(action="thought", answer="question"),
+        tools,
+        checkpointer=InMemorySaver(),
+        middleware=[AriadneMiddleware(InMemoryTraceStore())],
+        name="demo-agent",
+    )
+    handler = AriadneCallbackHandler(store=store, graph=agent, span_context_getter=agent_span_ref, synchronous=True)
+    agent.invoke({"messages": [("user", QUESTION)]}, {"configurable": {"thread_id": "hotel-1"}, "callbacks": [handler]})
     # Replays of an instrumented graph are traced too: switch it off so the agent project shows production only.
     instrumentor.uninstrument()
     agent_provider.shutdown()
+    (trace,) = store.list_traces()
+    assert trace.span is not None, "the agent span was not captured"
 
     audit_provider = configure_tracing("otlp-http", endpoint=base, resource_attributes={PROJECT_KEY: AUDIT_PROJECT})
+    # safe_tools: the arithmetic tools are pure, so the thought->answer replay may run the call a contradicted
+    # thought leads to (divide); without it that link says "not testable".
+    auditor = Auditor(agent, tracer_provider=audit_provider, safe_tools=[t.name for t in tools])
+    results = auditor.audit(trace, interventions=list(INTERVENTIONS))
     writer = PhoenixScoreWriter(base_url=base)
-    shown: str | None = None
-    for trace in store.list_traces():
-        assert trace.span is not None and trace.thread_id is not None, "the agent span was not captured"
-        results = Auditor(graphs[trace.thread_id], tracer_provider=audit_provider).audit(
-            trace, interventions=["logic_flip"]
-        )
-        target = ScoreTarget.from_span_ref(trace.span)
-        for result in results:
-            print(
-                f"{trace.thread_id}: {result.intervention_type} step {result.step_index}: {result.phi=} {result.label=}"
-            )
+    target = ScoreTarget.from_span_ref(trace.span)
+    for result in results:
+        print(f"{result.link} {result.intervention_type}: {result.status} phi={result.phi} label={result.label}")
+        if result.status == "scored":
             writer.write(target, Score.from_audit_result(result))
-        if trace.thread_id.startswith("unfaithful"):
-            shown = trace.span.span_id
     audit_provider.shutdown()
-    assert shown is not None
+    scored = {r.link for r in results if r.status == "scored"}
+    if scored != set(LINKS):
+        raise SystemExit(f"expected a scored audit on each of {LINKS}, got {sorted(scored)}")
 
     client = _phoenix_client(base)
     deadline = time.monotonic() + 30
     while True:
         spans = client.spans.get_spans(
-            project_identifier=AUDIT_PROJECT, attributes={"ariadne.target.span_id": shown}, limit=1
+            project_identifier=AUDIT_PROJECT, attributes={"ariadne.target.span_id": trace.span.span_id}, limit=20
         )
-        if spans:
-            return spans[0]["context"]["span_id"], shown
+        by_name = {s["name"]: s["context"]["span_id"] for s in spans}
+        wanted = [f"evaluation {EVALUATIONS[link]}" for link in LINKS]
+        if all(name in by_name for name in wanted):
+            return trace.span.span_id, [by_name[name] for name in wanted]
         if time.monotonic() > deadline:
-            raise SystemExit("the audit span did not reach Phoenix")
+            raise SystemExit(f"the audit spans did not reach Phoenix: {sorted(by_name)}")
         time.sleep(0.5)
 
 
@@ -171,47 +203,30 @@ def _phoenix_client(base: str) -> Any:
     return Client(base_url=base)
 
 
-def screenshot(url: str, out: Path, window: str) -> None:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        raise SystemExit("chromium not found: apt-get install -y chromium")
-    with tempfile.TemporaryDirectory() as profile:
-        subprocess.run(
-            [
-                chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--hide-scrollbars",
-                f"--user-data-dir={profile}",
-                f"--window-size={window}",
-                "--virtual-time-budget=20000",
-                f"--screenshot={out}",
-                url,
-            ],
-            check=True,
-            capture_output=True,
-            timeout=180,
-        )
-    print(f"wrote {out} ({url})")
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parents[1] / "img")
     parser.add_argument("--phoenix-url", help="use a running Phoenix instead of starting one")
     args = parser.parse_args()
+    find_chromium()  # before minutes of work, not after
     args.out_dir.mkdir(parents=True, exist_ok=True)
     with phoenix(args.phoenix_url) as base:
-        audit_span_id, agent_span_id = record_and_audit(base)
-        screenshot(f"{base}/redirects/spans/{audit_span_id}", args.out_dir / "phoenix_audit_span.png", AUDIT_WINDOW)
+        agent_span_id, audit_span_ids = record_and_audit(base)
+        screenshot_after(
+            f"{base}/redirects/spans/{agent_span_id}",
+            args.out_dir / "phoenix_agent_annotation.png",
+            width=AGENT_WINDOW[0],
+            height=AGENT_WINDOW[1],
+            # the tree's and the span panel's "+2": both drawn means the panel has loaded too
+            ready=f"document.querySelectorAll('{SHOW_MORE}').length >= 2",
+            action=f"document.querySelector('{SHOW_MORE}').click()",
+            done=f"document.querySelector('{SHOW_MORE}').getAttribute('aria-expanded') === 'true'",
+        )
         screenshot(
-            f"{base}/redirects/spans/{agent_span_id}", args.out_dir / "phoenix_agent_annotation.png", AGENT_WINDOW
+            f"{base}/redirects/spans/{audit_span_ids[0]}",
+            args.out_dir / "phoenix_audit_span.png",
+            width=AUDIT_WINDOW[0],
+            height=AUDIT_WINDOW[1],
         )
 
 
