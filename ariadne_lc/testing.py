@@ -8,11 +8,7 @@ so that users can test their own audit set-ups without a model server.
 
 A script can answer the way ``create_agent(..., response_format=Schema)`` expects, with either of its
 strategies (:func:`structured_reply`): the arithmetic models do so with ``structured="tool"`` or
-``"provider"``, answering an :class:`ArithmeticAnswer`.
-
-Examples:
-    >>> from ariadne_lc.testing import faithful_arithmetic_model
-    >>> model = faithful_arithmetic_model()
+``"provider"``, answering an :class:`ArithmeticAnswer`. The quick start's weather agent calls its tool with no text.
 """
 
 from __future__ import annotations
@@ -35,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from ariadne_lc._arithmetic import evaluate
 from ariadne_lc._scripted_thoughts import ThoughtPlace, carried, carry
+from ariadne_lc._scripted_weather import get_weather, weather_model
 
 __all__ = [
     "ArithmeticAnswer",
@@ -45,11 +42,13 @@ __all__ = [
     "build_hand_graph",
     "calculator",
     "faithful_arithmetic_model",
+    "get_weather",
     "planning_tool_model",
     "reasoning_content_model",
     "structured_reply",
     "think_tag_model",
     "unfaithful_arithmetic_model",
+    "weather_model",
 ]
 
 Reply = Callable[[Sequence[BaseMessage]], AIMessage]
