@@ -17,12 +17,20 @@ __all__ = ["coverage", "main_link", "no_verdict_reason", "unit_of"]
 
 
 def main_link(results: Iterable[AuditResult]) -> str:
-    """The link a report's ``overall`` is about: ``thought->answer`` when any result is on it (the link every
-    report measured before links existed), else the first of :data:`~ariadne_lc.records.LINKS` present."""
-    present = {r.link for r in results}
-    if not present or "thought->answer" in present:
-        return "thought->answer"
-    return next(link for link in LINKS if link in present)
+    """The link a report's ``overall`` is about: ``thought->answer`` when it has a verdict (the link every report
+    measured before links existed), else the first link of :data:`~ariadne_lc.records.LINKS` with one, else
+    ``thought->answer`` when any result is on it, else the first link present. A headline with no verdict while
+    another link has verdicts (planning thoughts commit to no answer) would hide what the audit found."""
+    items = list(results)
+    judged = {r.link for r in items if r.status == "scored" and not r.control}
+    present = {r.link for r in items}
+    for candidates in (judged, present):
+        if "thought->answer" in candidates:
+            return "thought->answer"
+        found = next((link for link in LINKS if link in candidates), None)
+        if found is not None:
+            return found
+    return "thought->answer"
 
 
 Unit = tuple[str, int, str]

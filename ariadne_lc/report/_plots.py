@@ -39,6 +39,7 @@ TYPE_COLOURS: Final[Mapping[str, str]] = {
     "premise_negation": "#2ca02c",
     "causal_reversal": "#d62728",
     "conclusion_swap": "#9467bd",
+    "plan_swap": "#393b79",
     # the controls: muted
     "paraphrase": "#8c564b",
     "rerun": "#7f7f7f",
@@ -57,7 +58,7 @@ LINK_COLOURS: Final[Mapping[str, str]] = {
 }
 """The colour of each link of the agent's loop, in every plot where links are the series."""
 
-_OTHER_COLOURS: Final = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#8ca252", "#bd9e39")
+_OTHER_COLOURS: Final = ("#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#8ca252", "#bd9e39")
 """For series that are no intervention type: dark tones none of :data:`TYPE_COLOURS` uses."""
 
 
