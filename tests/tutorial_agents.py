@@ -30,6 +30,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc import AriadneMiddleware, InMemoryTraceStore
+from ariadne_lc._scripted_thoughts import ThoughtPlace, carried, carry
 from ariadne_lc.testing import ScriptedChatModel
 from ariadne_lc.trace import Trace
 
@@ -313,8 +314,10 @@ def shape_model(
     thought: bool = True,
     action: Literal["thought", "question"] = "thought",
     answer: Literal["observation", "question"] = "observation",
+    thought_in: ThoughtPlace = "text",
 ) -> ScriptedChatModel:
-    """The scripted model of ``shape`` (module docstring)."""
+    """The scripted model of ``shape`` (module docstring); ``thought_in``: where it writes its thought (the text,
+    ``reasoning_content``, a ``<think>`` block) and reads it back from on the re-run."""
 
     def question(messages: Sequence[BaseMessage]) -> str:
         return next((m.text for m in messages if isinstance(m, HumanMessage)), "")
@@ -326,17 +329,20 @@ def shape_model(
         q = question(messages)
         last = messages[-1]
         if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run: the thought is the start of the reply
-            planned = shape.plan(q)[1] if action == "question" else shape.follow(q, last.text)
-            if not planned or re.search(r"\b(not|never|no longer|false)\b", last.text, re.I) and action == "thought":
+            read = carried(thought_in, last)
+            planned = shape.plan(q)[1] if action == "question" else shape.follow(q, read)
+            if not planned or re.search(r"\b(not|never|no longer|false)\b", read, re.I) and action == "thought":
                 return AIMessage(content=" I will answer without a tool.")
             return AIMessage(content="", tool_calls=calls_of(planned, "re"))
         if not any(isinstance(m, AIMessage) for m in messages):
             text, planned = shape.plan(q)
-            return AIMessage(content=text if thought else "", tool_calls=calls_of(planned, "plan"))
+            if not thought:
+                return AIMessage(content="", tool_calls=calls_of(planned, "plan"))
+            return carry(thought_in, text, tool_calls=calls_of(planned, "plan"))
         outputs = [m.text for m in messages if m.type == "tool"]
         return AIMessage(content=shape.answer(q, outputs) if answer == "observation" else shape.ignore(q))
 
-    script.__name__ = f"{shape.name}_{'thought' if thought else 'silent'}_{action}_{answer}"
+    script.__name__ = f"{shape.name}_{'thought' if thought else 'silent'}_{thought_in}_{action}_{answer}"
     return ScriptedChatModel(script=script)
 
 
@@ -346,11 +352,12 @@ def run_shape(
     thought: bool = True,
     action: Literal["thought", "question"] = "thought",
     answer: Literal["observation", "question"] = "observation",
+    thought_in: ThoughtPlace = "text",
     store: InMemoryTraceStore | None = None,
 ) -> tuple[Any, list[Trace]]:
     """The agent of ``shape`` run on each of its questions (one thread each); the graph and the recorded traces."""
     store = store or InMemoryTraceStore()
-    model = shape_model(shape, thought=thought, action=action, answer=answer)
+    model = shape_model(shape, thought=thought, action=action, answer=answer, thought_in=thought_in)
     graph = create_agent(model, list(shape.tools), checkpointer=InMemorySaver(), middleware=[AriadneMiddleware(store)])
     for i, q in enumerate(shape.questions):
         graph.invoke({"messages": [("user", q)]}, {"configurable": {"thread_id": f"{shape.name}-{i}"}})

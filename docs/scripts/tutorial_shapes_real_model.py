@@ -35,17 +35,17 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from langchain.agents import create_agent  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langchain.agents import create_agent
+from langgraph.checkpoint.memory import InMemorySaver
 
-from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore  # noqa: E402
-from ariadne_lc.coverage import coverage  # noqa: E402
-from ariadne_lc.demo.tool_agent import AnswerTurnMiddleware  # noqa: E402
-from ariadne_lc.local import LocalModelServer  # noqa: E402
-from ariadne_lc.records import LINKS, AuditResult, Coverage  # noqa: E402
-from ariadne_lc.stats import wilson_interval  # noqa: E402
-from ariadne_lc.trace import Trace  # noqa: E402
-from tests.tutorial_agents import SHAPES, Shape  # noqa: E402
+from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
+from ariadne_lc.coverage import coverage
+from ariadne_lc.demo.tool_agent import AnswerTurnMiddleware
+from ariadne_lc.local import LocalModelServer
+from ariadne_lc.records import LINKS, AuditResult, Coverage
+from ariadne_lc.stats import wilson_interval
+from ariadne_lc.trace import Trace
+from tests.tutorial_agents import SHAPES, Shape
 
 SYSTEM_PROMPT = "You are a helpful assistant. Use the tools to answer."
 RECURSION_LIMIT = 12
@@ -74,15 +74,18 @@ EXTRA_QUESTIONS: dict[str, tuple[str, ...]] = {
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    return [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]], mode: str = "at") -> None:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, mode, encoding="utf-8") as f:
-        f.writelines(json.dumps(row) + "\n" for row in rows)
+def _write_jsonl(path: Path, rows: list[dict[str, Any]], *, append: bool = True) -> None:
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    if path.suffix == ".gz":
+        with gzip.open(path, "at" if append else "wt", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        with path.open("a" if append else "w", encoding="utf-8") as f:
+            f.write(text)
 
 
 def _drop_unfinished(out: Path, done: set[str]) -> None:
@@ -91,10 +94,12 @@ def _drop_unfinished(out: Path, done: set[str]) -> None:
         rows = _read_jsonl(out / name)
         kept = [row for row in rows if row["shape"] in done]
         if len(kept) != len(rows):
-            _write_jsonl(out / name, kept, mode="wt")
+            _write_jsonl(out / name, kept, append=False)
 
 
-def _run_record(shape: Shape, question: str, thread: str, seconds: float, raised: str | None, trace: Trace | None):
+def _run_record(
+    shape: Shape, question: str, thread: str, seconds: float, raised: str | None, trace: Trace | None
+) -> dict[str, Any]:
     calls = [c for s in (trace.steps if trace else ()) for c in s.tool_calls]
     signatures = Counter((c.name, json.dumps(c.args, sort_keys=True)) for c in calls)
     return {
@@ -108,7 +113,9 @@ def _run_record(shape: Shape, question: str, thread: str, seconds: float, raised
         "answered": bool(trace and trace.error is None and (trace.final_answer or "").strip()),
         "final_answer": trace.final_answer if trace else None,
         "steps_with_calls": sum(bool(s.tool_calls) for s in (trace.steps if trace else ())),
-        "steps_with_text_before_call": sum(bool(s.tool_calls and s.thought.strip()) for s in (trace.steps if trace else ())),
+        "steps_with_text_before_call": sum(
+            bool(s.tool_calls and s.thought.strip()) for s in (trace.steps if trace else ())
+        ),
         "tool_calls": len(calls),
         "repeated_calls": sum(n - 1 for n in signatures.values()),
     }
@@ -118,7 +125,7 @@ def _run_shape(
     shape: Shape, chat: Any, limit: int | None
 ) -> tuple[list[dict[str, Any]], list[Trace], list[AuditResult], float, float]:
     store = InMemoryTraceStore()
-    graph = create_agent(
+    graph: Any = create_agent(
         chat,
         list(shape.tools),
         system_prompt=SYSTEM_PROMPT,
@@ -140,7 +147,10 @@ def _run_shape(
             raised = type(exc).__name__
         new = [t for t in store.list_traces() if t.trace_id not in before]
         runs.append(_run_record(shape, question, thread, time.perf_counter() - t0, raised, new[-1] if new else None))
-        print(f"  {thread}: {runs[-1]['seconds']} s, raised={raised}, answer={runs[-1]['final_answer']!r}"[:240], flush=True)
+        print(
+            f"  {thread}: {runs[-1]['seconds']} s, raised={raised}, answer={runs[-1]['final_answer']!r}"[:240],
+            flush=True,
+        )
     ran = time.perf_counter() - started
     traces = store.list_traces()
     started = time.perf_counter()
@@ -148,7 +158,9 @@ def _run_shape(
     return runs, traces, list(report.results), ran, time.perf_counter() - started
 
 
-def _answered_coverage(results: list[AuditResult], runs: list[dict[str, Any]], traces: list[dict[str, Any]]) -> Coverage:
+def _answered_coverage(
+    results: list[AuditResult], runs: list[dict[str, Any]], traces: list[dict[str, Any]]
+) -> Coverage:
     answered_threads = {r["thread_id"] for r in runs if r["answered"]}
     ids = {t["trace_id"] for t in traces if t["thread_id"] in answered_threads}
     return coverage(r for r in results if r.trace_id in ids)
@@ -170,9 +182,9 @@ def _summarise(out: Path, label: str) -> None:
         f"# Tutorial shapes on a real model: {label}",
         "",
         f"`create_agent` + `AriadneMiddleware` + `AnswerTurnMiddleware`, system prompt {SYSTEM_PROMPT!r} (no worked "
-        f"example), `recursion_limit` {RECURSION_LIMIT}, temperature 0, `max_tokens` {MAX_TOKENS}; the shapes and tools "
-        "of `tests/tutorial_agents.py` with the model's own calls; audited with `Auditor(graph).audit_batch(traces)`, "
-        "every default. Written by `docs/scripts/tutorial_shapes_real_model.py`.",
+        f"example), `recursion_limit` {RECURSION_LIMIT}, temperature 0, `max_tokens` {MAX_TOKENS}; the shapes and "
+        "tools of `tests/tutorial_agents.py` with the model's own calls; audited with "
+        "`Auditor(graph).audit_batch(traces)`, every default. Written by `docs/scripts/tutorial_shapes_real_model.py`.",
         "",
         "## Coverage per shape (units of the runs that end with an answer)",
         "",
@@ -272,12 +284,20 @@ def main() -> None:
         with LocalModelServer.for_model(f"qwen2.5-coder-{args.size}") as server:
             chat = server.chat_model(max_tokens=MAX_TOKENS, timeout=MODEL_TIMEOUT_S)
             for shape in todo:
-                print(f"{shape.name} ({time.perf_counter() - started:.0f} s, load {os.getloadavg()[0]:.2f})", flush=True)
+                print(
+                    f"{shape.name} ({time.perf_counter() - started:.0f} s, load {os.getloadavg()[0]:.2f})", flush=True
+                )
                 runs, traces, results, ran, audited = _run_shape(shape, chat, args.limit)
                 session["load_samples"].append(os.getloadavg()[0])
                 _write_jsonl(args.out / "runs.jsonl", runs)
-                _write_jsonl(args.out / "traces.jsonl.gz", [{"shape": shape.name, "trace": t.model_dump(mode="json")} for t in traces])
-                _write_jsonl(args.out / "results.jsonl.gz", [{"shape": shape.name, "result": r.model_dump(mode="json")} for r in results])
+                _write_jsonl(
+                    args.out / "traces.jsonl.gz",
+                    [{"shape": shape.name, "trace": t.model_dump(mode="json")} for t in traces],
+                )
+                _write_jsonl(
+                    args.out / "results.jsonl.gz",
+                    [{"shape": shape.name, "result": r.model_dump(mode="json")} for r in results],
+                )
                 cov = coverage(results)
                 _write_jsonl(args.out / "shapes.jsonl", [{"shape": shape.name, "run_s": ran, "audit_s": audited,
                              "load": os.getloadavg()[0], "coverage": cov.model_dump()}])  # fmt: skip

@@ -33,7 +33,23 @@ def _heads(graph: Any, traces: list[Any]) -> dict[str, str]:
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
 @pytest.mark.parametrize(("thought", "action", "answer"), COMBINATIONS)
 def test_every_default_gives_right_verdicts_on_most_units(shape: Shape, thought: bool, action: str, answer: str) -> None:
-    graph, traces = run_shape(shape, thought=thought, action=action, answer=answer)  # type: ignore[arg-type]
+    _check(shape, thought, action, answer, "text")
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
+@pytest.mark.parametrize("place", ["reasoning_content", "think"])
+@pytest.mark.parametrize(("action", "answer"), [("thought", "observation"), ("question", "question")])
+def test_a_thought_where_reasoning_models_put_it_gets_the_same_verdicts(
+    shape: Shape, place: str, action: str, answer: str
+) -> None:
+    """The thought in ``additional_kwargs["reasoning_content"]`` or in a ``<think>`` block: read without its tags,
+    edited, and put back in the same place for the re-run (the scripted model reads it only from there)."""
+    traces = _check(shape, True, action, answer, place)
+    assert all(t.steps[0].thought and "<think>" not in t.steps[0].thought for t in traces)
+
+
+def _check(shape: Shape, thought: bool, action: str, answer: str, place: str) -> list[Any]:
+    graph, traces = run_shape(shape, thought=thought, action=action, answer=answer, thought_in=place)  # type: ignore[arg-type]
     heads, runs = _heads(graph, traces), dict(RUNS)
     report = Auditor(graph).audit_batch(traces)  # every default: no interventions, no step, no links named
     assert RUNS == runs  # no audit ran a tool: the re-runs make no call, the replays serve recorded outputs
@@ -60,6 +76,7 @@ def test_every_default_gives_right_verdicts_on_most_units(shape: Shape, thought:
     flagged = {r.link for r in report.results if r.violation}
     assert ("thought->action" in flagged) == (thought and action == "question")
     assert ("observation->answer" in flagged) == (answer == "question")
+    return traces
 
 
 def test_a_faithful_agent_that_reads_only_the_sky_is_not_flagged_for_the_temperature() -> None:
