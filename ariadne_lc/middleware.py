@@ -298,7 +298,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             self.handler.stats.dropped += 1
             return
         step, limit = metadata.get("langgraph_step"), get_config().get("recursion_limit")
-        if isinstance(step, int) and isinstance(limit, int):  # measured against LangGraph (tests/test_middleware_limits)
+        if isinstance(step, int) and isinstance(limit, int):  # as LangGraph counts (tests/test_middleware_limits)
             with self._lock:  # a run whose node ends at step s fails when s + 1 passes before_agent's step + limit - 1
                 self._limits[run_id] = (limit, step + limit - 1)
         root_metadata = _root_metadata(metadata)

@@ -102,7 +102,7 @@ class Coverage(BaseModel):
         def pct(k: int, n: int) -> str:
             return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
 
-        kinds = [f"{name} {self.by_unit[key][0]}/{self.by_unit[key][1]}" for key, name in _UNIT_NAMES if key in self.by_unit]
+        kinds = [f"{name} {k}/{n}" for key, name in _UNIT_NAMES if key in self.by_unit for k, n in [self.by_unit[key]]]
         head = f"coverage {pct(self.with_verdict, self.units)} units with a verdict"
         parts = [head + (f" ({', '.join(kinds)})" if kinds else "")]
         parts += [f"{link} {pct(*self.by_link[link])}" for link in LINKS if link in self.by_link]

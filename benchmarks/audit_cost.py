@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ariadne_lc import Auditor  # noqa: E402
-from tests.tutorial_agents import SHAPES, run_shape  # noqa: E402
+from ariadne_lc import Auditor
+from tests.tutorial_agents import SHAPES, run_shape
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Agents shaped like the public LangChain / LangGraph tutorials, scripted so that each one's truth on each link is known.
+"""Agents shaped like the public LangChain / LangGraph tutorials, scripted so that each one's truth per link is known.
 
 Six shapes: the ``create_agent`` quick start (weather, a templated sentence), sky conditions (a sentence with a sky and
 a temperature, read only for its sky), a SQL agent (rows as tuples), agentic RAG (a retrieved passage), web search
@@ -214,9 +214,11 @@ SKY = Shape(
         [("get_conditions", {"city": _city(q)})],
     ),
     follow=lambda q, t: [
-        (_tool_named(t, {"conditions": "get_conditions", "population": "get_population"}) or "get_conditions",
-         {"city": _after(r"\bin ([A-Z]\w+)", t, _city(q))})
-    ],  # fmt: skip
+        (
+            _tool_named(t, {"conditions": "get_conditions", "population": "get_population"}) or "get_conditions",
+            {"city": _after(r"\bin ([A-Z]\w+)", t, _city(q))},
+        )
+    ],
     # reads only the sky: the temperature beside it is none of the answer's business
     answer=lambda q, outs: f"The sky in {_city(q)} is {outs[0].split(',')[0].lower()}.",
     ignore=lambda q: f"The sky in {_city(q)} is blue.",
@@ -234,9 +236,11 @@ SQL = Shape(
         (name, {"query": "SELECT COUNT(*) FROM " + _after(r"the (\w+) table", t, "employees")})
         if name == "sql_db_query"
         else (name, {"table_names": _after(r"the (\w+) table", t, "employees")} if name == "sql_db_schema" else {})
-        for name in [_tool_named(t, {"query": "sql_db_query", "schema": "sql_db_schema", "list": "sql_db_list_tables"})
-                     or "sql_db_query"]
-    ],  # fmt: skip
+        for name in [
+            _tool_named(t, {"query": "sql_db_query", "schema": "sql_db_schema", "list": "sql_db_list_tables"})
+            or "sql_db_query"
+        ]
+    ],
     answer=lambda q, outs: f"The company has {_first_number(outs[0])} {_table(q)}.",
     ignore=lambda q: f"The company has about forty {_table(q)}.",
 )
@@ -267,7 +271,7 @@ SEARCH = Shape(
         if (_tool_named(t, {"search": "web_search", "fetch": "fetch_page", "page": "fetch_page"}) or "web_search")
         == "web_search"
         else ("fetch_page", {"url": "https://example.org"})
-    ],  # fmt: skip
+    ],
     answer=lambda q, outs: json.loads(outs[0])["results"][0]["content"],
     ignore=lambda q: "It is quite tall, as famous landmarks go.",
 )
@@ -281,9 +285,11 @@ LOOKUP = Shape(
         [("capital", {"country": _country(q)})],
     ),
     follow=lambda q, t: [
-        (_tool_named(t, {"capital": "capital", "population": "population"}) or "capital",
-         {"country": _after(r"\bof ([A-Z]\w+)", t, _country(q))})
-    ],  # fmt: skip
+        (
+            _tool_named(t, {"capital": "capital", "population": "population"}) or "capital",
+            {"country": _after(r"\bof ([A-Z]\w+)", t, _country(q))},
+        )
+    ],
     answer=lambda q, outs: f"The capital of {_country(q)} is {outs[0]}.",
     ignore=lambda q: f"The capital of {_country(q)} is a large city.",
 )
@@ -296,11 +302,14 @@ MULTI = Shape(
         f"I should get the conditions and the population of {_city(q)} at once.",
         [("get_conditions", {"city": _city(q)}), ("get_population", {"city": _city(q)})],
     ),
-    follow=lambda q, t: [
-        (name, {"city": _after(r"of ([A-Z]\w+)", t, _city(q))})
-        for name in ("get_conditions", "get_population")
-        if re.search(name.split("_")[1], t, re.I)
-    ] or None,  # fmt: skip
+    follow=lambda q, t: (
+        [
+            (name, {"city": _after(r"of ([A-Z]\w+)", t, _city(q))})
+            for name in ("get_conditions", "get_population")
+            if re.search(name.split("_")[1], t, re.I)
+        ]
+        or None
+    ),
     answer=lambda q, outs: f"In {_city(q)} the sky is {outs[0].split(',')[0].lower()} and {outs[1]} people live there.",
     ignore=lambda q: f"In {_city(q)} the sky is blue and many people live there.",
 )
@@ -331,7 +340,7 @@ def shape_model(
         if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run: the thought is the start of the reply
             read = carried(thought_in, last)
             planned = shape.plan(q)[1] if action == "question" else shape.follow(q, read)
-            if not planned or re.search(r"\b(not|never|no longer|false)\b", read, re.I) and action == "thought":
+            if not planned or (re.search(r"\b(not|never|no longer|false)\b", read, re.I) and action == "thought"):
                 return AIMessage(content=" I will answer without a tool.")
             return AIMessage(content="", tool_calls=calls_of(planned, "re"))
         if not any(isinstance(m, AIMessage) for m in messages):

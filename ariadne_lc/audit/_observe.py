@@ -103,9 +103,9 @@ def value_decisiveness(edit: ObservationEdit, answer: str) -> Decisiveness:
     )
 
 
-def value_verdict(swap: ObservationSwap, counterfactual: str, similarity: Similarity, tau: float) -> tuple[
-    Similarity, Tracking
-]:
+def value_verdict(
+    swap: ObservationSwap, counterfactual: str, similarity: Similarity, tau: float
+) -> tuple[Similarity, Tracking]:
     """S and where the answer went, read on the swapped values (docs/method.md#the-output-gate).
 
     ``value`` mode: the new answer holds the new value and not the old one (``tracks``, S = 0), the old and not the

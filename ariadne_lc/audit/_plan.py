@@ -196,7 +196,8 @@ def plan(
     """The audits to run on ``trace``: one per selected step (or one for a list of steps), name and link.
 
     ``step=None`` selects every unit: each step with a thought for the thought interventions, each step with a tool
-    output for ``observation_swap`` (with or without a thought). Each thought intervention is planned on the thought links in ``links``
+    output for ``observation_swap`` (with or without a thought). Each thought intervention is planned on the thought
+    links in ``links``
     (``thought->answer`` first; a multi-step intervention on that link only; the ``decisive`` selector
     ``contradictions_per_step`` times, each the next decisive contradiction); ``observation_swap`` on
     ``observation->answer``, once per tool call of the step that has an output (one output changed at a time;

@@ -17,24 +17,23 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import fmean
-from typing import cast
 
 from opentelemetry.trace import Span
 
 from ariadne_lc._twin import Call, Flow
 from ariadne_lc.audit._action import ActionGates, action_verdict
+from ariadne_lc.audit._decisive import critic_call, decisive
 from ariadne_lc.audit._gate import Gate, gated
 from ariadne_lc.audit._made import MULTI_SEPARATOR, Made, Ran, control_intervention
 from ariadne_lc.audit._observe import context_edit, legacy_edit, value_decisiveness, value_verdict
-from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, DECISIVE_ORDER, PlannedAudit
+from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, PlannedAudit
 from ariadne_lc.audit._pool import RecordedValues
 from ariadne_lc.errors import AriadneError
-from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType, aintervene_with, is_control
+from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType, is_control
 from ariadne_lc.interventions.actions import call_similarity, tool_specs
 from ariadne_lc.interventions.observations import (
     ObservationEdit,
@@ -255,7 +254,7 @@ class Runner:
     def _intervene(self, trace: Trace, planned: PlannedAudit, gate: Gate | None) -> Flow[Made]:
         """The interventions of ``planned``, each through ``gate`` (``None``: ungated)."""
         if planned.kind == DECISIVE:
-            return (yield from self._decisive(trace, planned, gate))
+            return (yield from decisive(self._maker, trace, planned, gate))
         per_step: dict[int, Intervention] = {}
         records: dict[int, Decisiveness] = {}
         for k in planned.steps:
@@ -263,7 +262,7 @@ class Runner:
             maker = self._maker(trace, k, planned.kind)
             made = control_intervention(planned, thought)
             if made is None:
-                made = yield _critic_call(maker, thought, planned.kind, trace.query)
+                made = yield critic_call(maker, thought, planned.kind, trace.query)
             if gate is not None and gated(planned.kind):
                 made, record = yield from gate.check(maker, thought, planned.kind, trace.query, made)
                 if record is not None:
@@ -281,40 +280,6 @@ class Runner:
             called = [v for c in step.tool_calls for v in c.args.values() if isinstance(v, str | int | float)]
             return PlanCritic(tools, self.recorded.arguments(), called=[str(v) for v in called])
         return self.critic
-
-    def _decisive(self, trace: Trace, planned: PlannedAudit, gate: Gate | None) -> Flow[Made]:
-        """The ``decisive`` selector: the ``variant``-th contradiction, in the link's :data:`DECISIVE_ORDER`, whose
-        edit the gate accepts (ungated: that is applicable). None: ``not_applicable`` with each kind's reason, and
-        the gate record that got furthest."""
-        k = planned.steps[0]
-        thought = trace.step(k).thought
-        found = 0
-        tried: list[Made] = []
-        for kind in DECISIVE_ORDER.get(planned.link, DECISIVE_ORDER["thought->answer"]):
-            maker = self._maker(trace, k, kind)
-            made = yield _critic_call(maker, thought, kind, trace.query)
-            record: Decisiveness | None = None
-            if gate is not None:
-                made, record = yield from gate.check(maker, thought, kind, trace.query, made)
-            one = Made({k: made}, {} if record is None else {k: record}, kind=kind)
-            if made.applicable and made.intervened is not None:
-                if found == planned.variant:
-                    return one
-                found += 1
-            tried.append(one)
-            if record is not None and record.outcome == "no_commitment":
-                break  # the reading of the original thought is the same for every kind: none can be decisive
-        rank = {"not_decisive": 0, "incoherent": 1, "no_commitment": 2}
-        best = min(
-            (m for m in tried if m.decisiveness is not None),
-            key=lambda m: rank.get(m.decisiveness.outcome if m.decisiveness else "", 3),
-            default=None,
-        )
-        reasons = "; ".join(f"{m.kind}: {m.method}" for m in tried)
-        if found and planned.variant >= found:
-            reasons = f"only {found} decisive contradiction(s) for this step; {reasons}"
-        missing = Intervention.not_applicable(DECISIVE, thought, f"no decisive contradiction ({reasons})")
-        return Made({k: missing}, {} if best is None else best.gate)
 
     def _strength(self, planned: PlannedAudit, made: Made) -> float | None:
         if not made.applicable or planned.kind == ControlType.EARLY_ANSWER:
@@ -394,13 +359,6 @@ class _NoRevision:
 
 
 _NO_REVISION = _NoRevision()
-
-
-def _critic_call(critic: Critic, thought: str, kind: str, query: str) -> Call[Intervention]:
-    return Call(
-        lambda: critic.intervene(thought, kind, query=query),
-        lambda: aintervene_with(critic, thought, kind, query=query),
-    )
 
 
 def _stage_failed(stage: Span, what: str, trace: Trace, planned: PlannedAudit, exc: Exception) -> Exception:

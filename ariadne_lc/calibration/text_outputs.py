@@ -229,10 +229,10 @@ def build_text_agent(agent: str, questions: Sequence[TextQuestion], *, seed: int
 
 def text_rates(results: Sequence[AuditResult], faithful: bool) -> dict[str, Any]:
     """N scored swaps, the violation rate with its Wilson interval, and what the others were (FA for a faithful
-    agent, 1 − M for an unfaithful one)."""
+    agent, M for an unfaithful one: the share of its swaps that were no violation)."""
     scored = [r for r in results if r.status == "scored" and not r.control and r.link == "observation->answer"]
     k = sum(r.violation for r in scored)
-    low, high = wilson_interval(k, len(scored)) if scored else (0.0, 1.0)
+    low, high = wilson_interval(k, len(scored)) or (0.0, 1.0)
     rate = k / len(scored) if scored else None
     error = None if rate is None else (rate if faithful else 1 - rate)
     interval = (low, high) if faithful else (1 - high, 1 - low)

@@ -12,13 +12,13 @@ from typing import Annotated, Any, cast
 import typer
 from langchain_core.language_models import BaseChatModel
 
+from ariadne_lc.audit import DEFAULT_INTERVENTIONS as PLAN_DEFAULT
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report, precheck
 from ariadne_lc.cli._common import console, fail, one_line_errors
 from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
 from ariadne_lc.cli._pipeline import CallBudget, audit_traces, load_queries, print_summary, record_queries
 from ariadne_lc.errors import ConfigurationError, TraceError
-from ariadne_lc.audit import DEFAULT_INTERVENTIONS as PLAN_DEFAULT
 from ariadne_lc.interventions import parse_interventions as parse_selectors
 from ariadne_lc.interventions.implied import AnswerReader, ModelReader, RuleReader
 from ariadne_lc.records import LINKS, Link
@@ -294,5 +294,6 @@ def _dry_run(
             audits += 1
             # a re-run of the step's model on thought->action; else the model turns after the step, replayed
             calls += 1 if one.link == "thought->action" else len(t.steps) - one.steps[0] - 1
-    per = f" ({audits / len(recorded):.1f} audits, {calls / len(recorded):.1f} model calls per trace)" if recorded else ""
+    n = len(recorded)
+    per = f" ({audits / n:.1f} audits, {calls / n:.1f} model calls per trace)" if n else ""
     console.print(f"dry run: {len(recorded)} traces -> {audits} audits, about {calls} model calls{per}")

@@ -44,11 +44,97 @@ _NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w'-]*)*")
 _WORD = re.compile(r"\b[A-Za-z][A-Za-z-]{2,}\b")
 _FLIPS = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
 _STOP = frozenset(
-    "the and for are was were been being has have had its it's this that these those with from into onto than then "
-    "there their they them what which who whom whose when where why how all any each few more most other some such "
-    "only own same very can will just should now about above below over under again further once here both not nor "
-    "too out off our you your his her she him result results tool returned answer content text value data is "
-    "also per via".split()
+    [
+        "the",
+        "and",
+        "for",
+        "are",
+        "was",
+        "were",
+        "been",
+        "being",
+        "has",
+        "have",
+        "had",
+        "its",
+        "it's",
+        "this",
+        "that",
+        "these",
+        "those",
+        "with",
+        "from",
+        "into",
+        "onto",
+        "than",
+        "then",
+        "there",
+        "their",
+        "they",
+        "them",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "only",
+        "own",
+        "same",
+        "very",
+        "can",
+        "will",
+        "just",
+        "should",
+        "now",
+        "about",
+        "above",
+        "below",
+        "over",
+        "under",
+        "again",
+        "further",
+        "once",
+        "here",
+        "both",
+        "not",
+        "nor",
+        "too",
+        "out",
+        "off",
+        "our",
+        "you",
+        "your",
+        "his",
+        "her",
+        "she",
+        "him",
+        "result",
+        "results",
+        "tool",
+        "returned",
+        "answer",
+        "content",
+        "text",
+        "value",
+        "data",
+        "is",
+        "also",
+        "per",
+        "via",
+    ]
 )
 PASSAGE_WORDS = 20
 """A text leaf longer than this is a passage: swapped whole for another the tool returned, not word by word."""
@@ -232,9 +318,8 @@ class ValueSwapper:
     """The default swapper of the ``observation->answer`` link (see the module docstring).
 
     Examples:
-        >>> edit = ValueSwapper().swap_in_context(
-        ...     "It's always sunny in Paris!", SwapContext(query="Weather in Paris?", tool="w", answer="Sunny in Paris.")
-        ... )
+        >>> context = SwapContext(query="Weather in Paris?", tool="w", answer="Sunny in Paris.")
+        >>> edit = ValueSwapper().swap_in_context("It's always sunny in Paris!", context)
         >>> edit.swapped, edit.mode, edit.old, edit.new
         ("It's always rainy in Paris!", 'value', ('sunny',), ('rainy',))
     """

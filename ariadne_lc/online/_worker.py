@@ -281,7 +281,11 @@ class AuditEngine:
 
     @staticmethod
     async def _aaudit(
-        auditor: AuditRunner, trace: Trace, step: StepSelector | None, interventions: Sequence[str], attributes: dict[str, Any]
+        auditor: AuditRunner,
+        trace: Trace,
+        step: StepSelector | None,
+        interventions: Sequence[str],
+        attributes: dict[str, Any],
     ) -> list[AuditResult]:
         with audit_span_attributes(attributes):
             return await auditor.aaudit(trace, step, interventions)

@@ -43,7 +43,9 @@ def main() -> None:
                 recorded.invoke({"messages": [("user", q.text)]}, {"configurable": {"thread_id": f"{agent}-{i}"}})
             report = Auditor(graph, links=["observation->answer"]).audit_batch(store.list_traces())
             for r in report.results:
-                out.write(json.dumps({"agent": agent, "faithful": faithful, "result": r.model_dump(mode="json")}) + "\n")
+                out.write(
+                    json.dumps({"agent": agent, "faithful": faithful, "result": r.model_dump(mode="json")}) + "\n"
+                )
             rows[agent] = {"faithful": faithful, **text_rates(report.results, faithful)}
     wall = time.time() - started
     summary = {"n_questions": args.n, "seed": args.seed, "wall_s": round(wall, 1), "load": round(load, 1),

@@ -190,7 +190,8 @@ def test_answer_extractor_scores_the_extracted_answers() -> None:
     graph = build_agent(MODELS["unfaithful"](), "hand", InMemorySaver())
     trace = record(graph)
     (plain,) = Auditor(graph).audit(trace, interventions=["logic_flip"])
-    (extracted,) = Auditor(graph, answer_extractor=lambda text: text.rsplit("total is", 1)[-1]).audit(trace, interventions=["logic_flip"])
+    extracting = Auditor(graph, answer_extractor=lambda text: text.rsplit("total is", 1)[-1])
+    (extracted,) = extracting.audit(trace, interventions=["logic_flip"])
     assert plain.violation and not plain.length_gate_exempted
     # " 42 in all." is not longer than λ = 10 characters: exempted by the gate, and reported as such
     assert not extracted.violation and extracted.length_gate_exempted

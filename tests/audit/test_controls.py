@@ -12,7 +12,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from ariadne_lc import AriadneCallbackHandler, Auditor, InMemoryTraceStore, Trace
-from ariadne_lc.interventions import THOUGHT_CONTRADICTIONS as CONTRADICTIONS, LLMCritic
+from ariadne_lc.interventions import THOUGHT_CONTRADICTIONS as CONTRADICTIONS
+from ariadne_lc.interventions import LLMCritic
 from ariadne_lc.scoring import LLMJudge, extract_number
 from ariadne_lc.testing import ScriptedChatModel
 from tests.helpers import MODELS, SECOND, TWO_STEP_QUESTION, build_agent, record, two_step_model

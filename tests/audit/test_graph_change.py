@@ -50,7 +50,8 @@ def test_another_model_under_the_same_node_names_is_refused_and_named() -> None:
     # opted in: replayed on the new graph, whose answer differs from the recording for reasons of its own
     (anyway,) = Auditor(deployed, allow_graph_change=True).audit(trace, step=0, interventions=["logic_flip"])
     assert anyway.status == "scored"
-    (same,) = Auditor(recorded_under).audit(trace, step=0, interventions=["logic_flip"])  # the recorded graph: audited, the answer moves
+    # the recorded graph: audited, the answer moves
+    (same,) = Auditor(recorded_under).audit(trace, step=0, interventions=["logic_flip"])
     assert same.status == "scored" and same.answer_changed
 
 
@@ -63,7 +64,8 @@ def test_another_system_prompt_is_refused_and_a_rebuilt_identical_graph_is_not()
     trace = _recorded(agent("Count carefully."))
     with pytest.raises(GraphChangedError, match="prompt of node 'model' changed"):
         Auditor(agent("Count quickly.")).audit(trace, step=0, interventions=["logic_flip"])
-    (result,) = Auditor(agent("Count carefully.")).audit(trace, step=0, interventions=["logic_flip"])  # a new object, the same graph
+    # a new object, the same graph
+    (result,) = Auditor(agent("Count carefully.")).audit(trace, step=0, interventions=["logic_flip"])
     assert result.status == "scored"
 
 

@@ -32,7 +32,9 @@ def _heads(graph: Any, traces: list[Any]) -> dict[str, str]:
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.name)
 @pytest.mark.parametrize(("thought", "action", "answer"), COMBINATIONS)
-def test_every_default_gives_right_verdicts_on_most_units(shape: Shape, thought: bool, action: str, answer: str) -> None:
+def test_every_default_gives_right_verdicts_on_most_units(
+    shape: Shape, thought: bool, action: str, answer: str
+) -> None:
     _check(shape, thought, action, answer, "text")
 
 
@@ -52,7 +54,7 @@ def _check(shape: Shape, thought: bool, action: str, answer: str, place: str) ->
     graph, traces = run_shape(shape, thought=thought, action=action, answer=answer, thought_in=place)  # type: ignore[arg-type]
     heads, runs = _heads(graph, traces), dict(RUNS)
     report = Auditor(graph).audit_batch(traces)  # every default: no interventions, no step, no links named
-    assert RUNS == runs  # no audit ran a tool: the re-runs make no call, the replays serve recorded outputs
+    assert runs == RUNS  # no audit ran a tool: the re-runs make no call, the replays serve recorded outputs
     assert _heads(graph, traces) == heads  # every replay ran in an isolated thread
     coverage = report.coverage
     assert coverage is not None

@@ -50,7 +50,8 @@ def test_a_step_followed_by_more_of_the_run_is_audited_even_without_a_tool_call(
     (no tool call of its own) stays auditable by index."""
     graph = build_agent(two_step_model(), "hand", InMemorySaver())
     trace = record(graph, question="How many apples are in 6 boxes of 7, with 5 loose apples more?")
-    assert [r.status for r in Auditor(graph, decisive=False).audit(trace, step=1, interventions=["logic_flip"])] == ["scored"]
+    results = Auditor(graph, decisive=False).audit(trace, step=1, interventions=["logic_flip"])
+    assert [r.status for r in results] == ["scored"]
 
 
 # -- nothing to audit -------------------------------------------------------------------------------

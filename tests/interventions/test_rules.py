@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.interventions import THOUGHT_CONTRADICTIONS as CONTRADICTIONS, RuleCritic, parse_intervention_types
+from ariadne_lc.interventions import THOUGHT_CONTRADICTIONS as CONTRADICTIONS
+from ariadne_lc.interventions import RuleCritic, parse_intervention_types
 
 critic = RuleCritic()
 THOUGHT = "Every box holds the same amount, so I need to multiply 6 by 7 to get the total."

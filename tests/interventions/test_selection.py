@@ -5,7 +5,8 @@ from collections import Counter
 import pytest
 
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.interventions import THOUGHT_CONTRADICTIONS as CONTRADICTIONS, adaptive_type, parse_interventions, random_type, resolve
+from ariadne_lc.interventions import THOUGHT_CONTRADICTIONS as CONTRADICTIONS
+from ariadne_lc.interventions import adaptive_type, parse_interventions, random_type, resolve
 
 
 @pytest.mark.parametrize(
