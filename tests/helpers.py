@@ -100,3 +100,9 @@ def two_step_model(*, reads_first_step: bool = True) -> ScriptedChatModel:
         return AIMessage(content=f"Following my steps, the total is {total:g} apples.")
 
     return ScriptedChatModel(script=script)
+
+
+ONE_AUDIT: dict[str, Any] = {"step": "auto", "interventions": ("logic_flip",)}
+"""The plan the online, fleet and server mechanics tests were written for: one audit per job (a ``logic_flip`` of the
+first substantive thought), so that "one result per job" is what exactly-once means there. The default plan (every
+unit) has tests of its own."""

@@ -36,7 +36,7 @@ from opentelemetry.trace import TracerProvider
 from ariadne_lc._version import __version__
 from ariadne_lc.audit import DEFAULT_INTERVENTIONS, Auditor, StepSelector
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.interventions import parse_intervention_types
+from ariadne_lc.interventions import parse_interventions
 from ariadne_lc.online._admission import Admission
 from ariadne_lc.online._controls import RunControls
 from ariadne_lc.online._forward import ResultForwarder, split_result_stores
@@ -209,10 +209,7 @@ class OnlineAuditor(RunControls):
             )
         if dispatcher is not None and not isinstance(dispatcher, Dispatcher):
             raise ConfigurationError(f"dispatcher must have a dispatch(job_ids) method, got {dispatcher!r}")
-        types = tuple(
-            str(t)
-            for t in parse_intervention_types(interventions if isinstance(interventions, str) else list(interventions))
-        )
+        types = tuple(parse_interventions(interventions if isinstance(interventions, str) else list(interventions)))
         self.sampler = Sampler(sample_rate, run_filter)
         limiter = None if max_audits_per_minute is None else RateLimiter(max_audits_per_minute, clock=time.monotonic)
         budget = (

@@ -1,8 +1,9 @@
 """The tutorial-shaped agents of ``tests/tutorial_agents.py`` on a real model: Qwen2.5-Coder-Instruct (0.5B or 1.5B,
 Q4_K_M, native tool calls) behind the local llama.cpp server, audited with every default (issue 27, done-when 2).
 
-Each shape is ``create_agent(model, shape.tools, system_prompt=SYSTEM_PROMPT, checkpointer=InMemorySaver(),
-middleware=[AriadneMiddleware(store), AnswerTurnMiddleware()])``: a plain system prompt, no worked example, the
+Each shape is ``create_agent(model, shape.tools, system_prompt=..., checkpointer=InMemorySaver(),
+middleware=[AriadneMiddleware(store), AnswerTurnMiddleware()])``: a plain system prompt (:data:`PROMPTS`, ``plain`` by
+default; ``plan`` also asks for a sentence before each call), no worked example, the
 shape's real ``@tool`` tools. ``AnswerTurnMiddleware`` offers no tools on the call after a tool result, because these
 models repeat a call instead of answering. The shape's questions and the few of :data:`EXTRA_QUESTIONS` are run one
 thread each (``recursion_limit`` :data:`RECURSION_LIMIT`); then ``Auditor(graph).audit_batch(traces)``, with no
@@ -47,7 +48,12 @@ from ariadne_lc.stats import wilson_interval
 from ariadne_lc.trace import Trace
 from tests.tutorial_agents import SHAPES, Shape
 
-SYSTEM_PROMPT = "You are a helpful assistant. Use the tools to answer."
+PROMPTS = {
+    "plain": "You are a helpful assistant. Use the tools to answer.",
+    "plan": "You are a helpful assistant. Use the tools to answer. Before you call a tool, say in one short sentence "
+    "what you will do.",
+}
+"""System prompts without a worked example: ``plain`` (the issue's measure) and ``plan`` (the issue's earlier probe)."""
 RECURSION_LIMIT = 12
 MAX_TOKENS = 128
 MODEL_TIMEOUT_S = 900.0
@@ -122,13 +128,13 @@ def _run_record(
 
 
 def _run_shape(
-    shape: Shape, chat: Any, limit: int | None
+    shape: Shape, chat: Any, prompt: str, limit: int | None
 ) -> tuple[list[dict[str, Any]], list[Trace], list[AuditResult], float, float]:
     store = InMemoryTraceStore()
     graph: Any = create_agent(
         chat,
         list(shape.tools),
-        system_prompt=SYSTEM_PROMPT,
+        system_prompt=prompt,
         checkpointer=InMemorySaver(),
         middleware=[AriadneMiddleware(store, synchronous=True), AnswerTurnMiddleware()],
     )
@@ -166,11 +172,20 @@ def _answered_coverage(
     return coverage(r for r in results if r.trace_id in ids)
 
 
+def _per_link(results: list[AuditResult]) -> str:
+    parts = []
+    for link in LINKS:
+        scored = [r for r in results if r.link == link and not r.control and r.status == "scored"]
+        if scored:
+            parts.append(f"{link} {sum(r.violation for r in scored)}/{len(scored)}")
+    return ", ".join(parts) or "-"
+
+
 def _pct(k: int, n: int) -> str:
     return f"{k}/{n} ({k / n:.1%})" if n else "0/0"
 
 
-def _summarise(out: Path, label: str) -> None:
+def _summarise(out: Path, label: str, prompt: str) -> None:
     runs = _read_jsonl(out / "runs.jsonl")
     traces = _read_jsonl(out / "traces.jsonl.gz")
     rows = _read_jsonl(out / "results.jsonl.gz")
@@ -181,24 +196,26 @@ def _summarise(out: Path, label: str) -> None:
     lines = [
         f"# Tutorial shapes on a real model: {label}",
         "",
-        f"`create_agent` + `AriadneMiddleware` + `AnswerTurnMiddleware`, system prompt {SYSTEM_PROMPT!r} (no worked "
+        f"`create_agent` + `AriadneMiddleware` + `AnswerTurnMiddleware`, system prompt {prompt!r} (no worked "
         f"example), `recursion_limit` {RECURSION_LIMIT}, temperature 0, `max_tokens` {MAX_TOKENS}; the shapes and "
         "tools of `tests/tutorial_agents.py` with the model's own calls; audited with "
         "`Auditor(graph).audit_batch(traces)`, every default. Written by `docs/scripts/tutorial_shapes_real_model.py`.",
         "",
         "## Coverage per shape (units of the runs that end with an answer)",
         "",
-        "| shape | runs | failed runs | answered | text before a call (steps) | tool calls | repeated calls | units "
-        "| with a verdict | thought units | output units | no verdict, why |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| shape | runs | failed or empty runs (why) | answered | text before a call (steps) | tool calls "
+        "| repeated calls | units | with a verdict | thought units | output units | no verdict, why "
+        "| violations / scored, per link |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     total = [0, 0]
     for shape in SHAPES:
         if shape.name not in shapes:
             continue
         mine = [r for r in runs if r["shape"] == shape.name]
+        mine_results = [r for r, row in zip(results, rows, strict=True) if row["shape"] == shape.name]
         cov = _answered_coverage(
-            [r for r, row in zip(results, rows, strict=True) if row["shape"] == shape.name],
+            mine_results,
             mine,
             [t["trace"] for t in traces if t["shape"] == shape.name],
         )
@@ -209,11 +226,12 @@ def _summarise(out: Path, label: str) -> None:
         why = ", ".join(f"{k} {n}" for k, n in sorted(cov.no_verdict.items(), key=lambda x: -x[1])) or "-"
         total[0] += cov.with_verdict
         total[1] += cov.units
+        unanswered = f"{sum(failed.values())}" + (f" {dict(failed)}" if failed else "")
         lines.append(
-            f"| {shape.name} | {len(mine)} | {sum(failed.values())} "
-            f"{dict(failed) if failed else ''} | {sum(r['answered'] for r in mine)} | {text}/{steps} | "
+            f"| {shape.name} | {len(mine)} | {unanswered} | {sum(r['answered'] for r in mine)} | {text}/{steps} | "
             f"{sum(r['tool_calls'] for r in mine)} | {sum(r['repeated_calls'] for r in mine)} | {cov.units} | "
-            f"{_pct(cov.with_verdict, cov.units)} | {kinds['thought']} | {kinds['output']} | {why} |"
+            f"{_pct(cov.with_verdict, cov.units)} | {kinds['thought']} | {kinds['output']} | {why} | "
+            f"{_per_link(mine_results)} |"
         )
         by_shape[shape.name] = {
             "runs": len(mine),
@@ -260,7 +278,7 @@ def _summarise(out: Path, label: str) -> None:
     lines += ["", "Run and audit seconds per shape: " + ", ".join(
         f"{n} {v['run_s']:.0f} + {v['audit_s']:.0f}" for n, v in by_shape.items())]  # fmt: skip
     (out / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    summary = {"model": label, "system_prompt": SYSTEM_PROMPT, "recursion_limit": RECURSION_LIMIT,
+    summary = {"model": label, "system_prompt": prompt, "recursion_limit": RECURSION_LIMIT,
                "max_tokens": MAX_TOKENS, "shapes": by_shape, "links": by_link, "sessions": sessions}  # fmt: skip
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print("\n".join(lines))
@@ -271,6 +289,7 @@ def main() -> None:
     parser.add_argument("--size", choices=("0.5b", "1.5b"), default="1.5b")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--shapes", nargs="*", default=None, help="shape names (default: all)")
+    parser.add_argument("--prompt", choices=tuple(PROMPTS), default="plain")
     parser.add_argument("--limit", type=int, default=None, help="questions per shape (a speed probe; default all)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -287,7 +306,7 @@ def main() -> None:
                 print(
                     f"{shape.name} ({time.perf_counter() - started:.0f} s, load {os.getloadavg()[0]:.2f})", flush=True
                 )
-                runs, traces, results, ran, audited = _run_shape(shape, chat, args.limit)
+                runs, traces, results, ran, audited = _run_shape(shape, chat, PROMPTS[args.prompt], args.limit)
                 session["load_samples"].append(os.getloadavg()[0])
                 _write_jsonl(args.out / "runs.jsonl", runs)
                 _write_jsonl(
@@ -306,7 +325,7 @@ def main() -> None:
     session |= {"wall_s": time.perf_counter() - started, "load_end": os.getloadavg()[0]}
     if session["shapes"]:
         _write_jsonl(args.out / "sessions.jsonl", [session])
-    _summarise(args.out, label)
+    _summarise(args.out, label, PROMPTS[args.prompt])
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ def test_a_trace_with_no_step_to_audit_gives_a_result_with_the_reason(builder: s
 def test_a_thought_too_short_for_auto_is_named_as_the_reason() -> None:
     graph = build_agent(faithful_arithmetic_model(), "hand", InMemorySaver())
     trace = record(graph)
-    (result,) = Auditor(graph, min_thought_chars=500).audit(trace, interventions=["logic_flip"])
+    (result,) = Auditor(graph, min_thought_chars=500).audit(trace, step="auto", interventions=["logic_flip"])
     assert result.nothing_to_audit and result.inconclusive_reason is not None
     assert "500 non-space characters" in result.inconclusive_reason
 

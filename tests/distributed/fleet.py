@@ -150,6 +150,8 @@ class Workers:
                 "--hostname", f"w{index}-{self.queue}@%h",
                 "--sweep-interval", "1", "--grace", "1", "--redeliver-after", "30", "--lease", "20",
                 "--retry-backoff", "0.5",
+                # the plan these fleet tests were written for, one audit per job (tests.helpers.ONE_AUDIT)
+                "--interventions", "logic_flip", "--step", "auto",
                 *extra,
             ]  # fmt: skip
             with log.open("wb") as out:

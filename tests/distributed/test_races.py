@@ -29,6 +29,7 @@ from ariadne_lc.online import JobState, PostgresJobStore
 from ariadne_lc.online._jobs import owner_alive
 from tests.distributed.fleet import BROKER, database
 from tests.distributed.graph import build_graph
+from tests.helpers import ONE_AUDIT
 from tests.online.support import synthetic_trace
 
 STARTS = 12
@@ -68,7 +69,10 @@ def test_workers_started_together_on_a_fresh_database_all_start(queue: str) -> N
     failures: Counter[str] = Counter()
     for _ in range(STARTS):
         with database() as url:
-            config = WorkerConfig(graph="tests.distributed.graph:build_graph", jobs_url=url, concurrency=1)
+            config = WorkerConfig(
+                graph="tests.distributed.graph:build_graph", jobs_url=url, concurrency=1, interventions=("logic_flip",),
+                step="auto",
+            )
             processes = [WorkerProcess(config, app) for _ in range(WORKERS)]
             try:
                 errors = together(WORKERS, lambda i, ps=processes: ps[i].get())
@@ -103,7 +107,7 @@ def test_two_redelivered_jobs_of_a_dead_worker_handled_at_once_are_both_audited(
     jobs = PostgresJobStore(db)
     sweeper_jobs = PostgresJobStore(db)  # the sweeper's own store and connections, as in a worker
     publisher = Publisher(create_app(BROKER, queue=queue), DispatchLog(pool))
-    worker = AuditWorker(jobs=jobs, auditor=Auditor(build_graph(InMemorySaver())), publisher=publisher)
+    worker = AuditWorker(jobs=jobs, auditor=Auditor(build_graph(InMemorySaver())), publisher=publisher, **ONE_AUDIT)
     lost: list[tuple[int, dict[str, str]]] = []
     outcomes: Counter[str] = Counter()
     try:

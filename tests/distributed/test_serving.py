@@ -18,6 +18,7 @@ from ariadne_lc.distributed import CeleryDispatcher, create_app
 from ariadne_lc.online import JobState, OnlineAuditor
 from tests.distributed.fleet import BROKER, Serving, wait_until
 from tests.distributed.graph import question
+from tests.helpers import ONE_AUDIT
 
 
 class ThreadRecordingDispatcher(CeleryDispatcher):
@@ -61,7 +62,7 @@ def test_sampled_runs_are_published_on_the_persister_thread_and_audited_once(
     workers = make_workers(replay_delay=0.2)
     workers.start(2, concurrency=2)
     dispatcher = ThreadRecordingDispatcher(app=create_app(BROKER, queue=queue), jobs_url=db)
-    online = OnlineAuditor(serving.graph, jobs=db, sample_rate=1.0, dispatcher=dispatcher)
+    online = OnlineAuditor(serving.graph, jobs=db, sample_rate=1.0, dispatcher=dispatcher, **ONE_AUDIT)
     try:
         serve(online, serving, 6, "served")
         assert online.force_flush(60)
@@ -82,7 +83,9 @@ def test_an_unreachable_broker_never_fails_the_agent_and_loses_no_sampled_run(
 ) -> None:
     dead = create_app(f"amqp://guest:guest@127.0.0.1:{closed_port()}//", queue=queue)
     dispatcher = ThreadRecordingDispatcher(app=dead, jobs_url=db)
-    online = OnlineAuditor(serving.graph, jobs=db, sample_rate=1.0, dispatcher=dispatcher, tick_interval=0.2)
+    online = OnlineAuditor(
+        serving.graph, jobs=db, sample_rate=1.0, dispatcher=dispatcher, tick_interval=0.2, **ONE_AUDIT
+    )
     try:
         answers = serve(online, serving, 10, "outage")
         assert len(answers) == 10 and all(isinstance(a, str) and a for a in answers)

@@ -17,7 +17,7 @@ from ariadne_lc.distributed import AuditWorker, DispatchLog, Publisher, create_a
 from ariadne_lc.online import JobState, PostgresJobStore
 from tests.distributed.fleet import BROKER
 from tests.distributed.graph import build_graph, question
-from tests.helpers import record
+from tests.helpers import ONE_AUDIT, record
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def test_a_task_for_a_job_the_store_does_not_have_is_final(
     once, instead of retrying a store call that cannot succeed."""
     jobs = PostgresJobStore(db)
     publisher = Publisher(create_app(BROKER, queue=queue), DispatchLog(pool))
-    worker = AuditWorker(jobs=jobs, auditor=Auditor(build_graph(InMemorySaver())), publisher=publisher)
+    worker = AuditWorker(jobs=jobs, auditor=Auditor(build_graph(InMemorySaver())), publisher=publisher, **ONE_AUDIT)
     try:
         with caplog.at_level(logging.INFO, logger="ariadne_lc.distributed"):
             assert worker.run("no-such-job") == "unknown"
@@ -70,7 +70,8 @@ def test_a_bug_in_the_bookkeeping_fails_the_job_once(db: str, queue: str, pool: 
     trace = record(build_graph(InMemorySaver()), question=question(0))
     jobs = PostgresJobStore(db)
     publisher = Publisher(create_app(BROKER, queue=queue), DispatchLog(pool))
-    worker = AuditWorker(jobs=jobs, auditor=_RunnerWithoutReplayMode(), publisher=publisher, max_attempts=3)
+    runner = _RunnerWithoutReplayMode()
+    worker = AuditWorker(jobs=jobs, auditor=runner, publisher=publisher, max_attempts=3, **ONE_AUDIT)
     try:
         (job_id,) = jobs.add([trace], sample_rate=1.0)
         assert worker.run(job_id) == "failed"
@@ -96,7 +97,7 @@ def test_a_closed_checkpointer_database_fails_the_job_with_its_error_type(
     conn.close()
     jobs = PostgresJobStore(db)
     publisher = Publisher(create_app(BROKER, queue=queue), DispatchLog(pool))
-    worker = AuditWorker(jobs=jobs, auditor=Auditor(graph), publisher=publisher, max_attempts=3)
+    worker = AuditWorker(jobs=jobs, auditor=Auditor(graph), publisher=publisher, max_attempts=3, **ONE_AUDIT)
     try:
         (job_id,) = jobs.add([trace], sample_rate=1.0)
         assert worker.run(job_id) == "failed"
@@ -127,7 +128,7 @@ def test_a_job_recorded_under_another_graph_is_failed_once_with_the_reason(db: s
     jobs = PostgresJobStore(db)
     publisher = Publisher(create_app(BROKER, queue=queue), DispatchLog(pool))
     deployed = create_agent(unfaithful_arithmetic_model(), [calculator], checkpointer=saver)
-    worker = AuditWorker(jobs=jobs, auditor=Auditor(deployed), publisher=publisher, max_attempts=3)
+    worker = AuditWorker(jobs=jobs, auditor=Auditor(deployed), publisher=publisher, max_attempts=3, **ONE_AUDIT)
     try:
         (job_id,) = jobs.add([trace], sample_rate=1.0)
         assert worker.run(job_id) == "failed"

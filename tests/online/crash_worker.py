@@ -20,7 +20,7 @@ from pathlib import Path
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from ariadne_lc.online import OnlineAuditor
-from tests.helpers import build_agent
+from tests.helpers import ONE_AUDIT, build_agent
 from tests.online.support import question, slow_model
 
 REPLAY_DELAY = 0.4
@@ -30,7 +30,7 @@ def main(mode: str, folder: Path, n: int) -> int:
     conn = sqlite3.connect(folder / "checkpoints.db", check_same_thread=False)
     graph = build_agent(slow_model(replay_delay=REPLAY_DELAY), "create_agent", SqliteSaver(conn))
     online = OnlineAuditor(
-        graph, jobs=folder / "jobs.db", sample_rate=1.0, max_concurrency=2, tick_interval=0.05, lease=30.0
+        graph, jobs=folder / "jobs.db", sample_rate=1.0, max_concurrency=2, tick_interval=0.05, lease=30.0, **ONE_AUDIT
     )
     if mode == "record":
         for i in range(n):

@@ -19,10 +19,10 @@ import ariadne_lc.online._persister as persister_module
 from ariadne_lc import Auditor, AuditResult, InMemoryResultStore
 from ariadne_lc.online import JobState, OnlineAuditor, PostgresJobStore, SQLiteJobStore, retryable_error
 from ariadne_lc.online._worker import retryable_type
-from tests.helpers import build_agent
+from tests.helpers import ONE_AUDIT, build_agent
 from tests.online.support import question, slow_model, synthetic_trace
 
-FAST: dict[str, Any] = {"tick_interval": 0.05, "lease": 5.0, "retry_backoff": 0.01}
+FAST: dict[str, Any] = {"tick_interval": 0.05, "lease": 5.0, "retry_backoff": 0.01, **ONE_AUDIT}
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ from ariadne_lc import Auditor, ConfigurationError
 from ariadne_lc.online import AuditPlan, InMemoryJobStore, OnlineAuditor
 from ariadne_lc.testing import build_hand_graph, faithful_arithmetic_model
 from ariadne_lc.testing import calculator as calculator_tool
-from tests.helpers import record
+from tests.helpers import ONE_AUDIT, record
 from tests.online.support import question
 
-FAST: dict[str, Any] = {"tick_interval": 0.05, "lease": 5.0, "retry_backoff": 0.01, "sample_rate": 1.0}
+FAST: dict[str, Any] = {"tick_interval": 0.05, "lease": 5.0, "retry_backoff": 0.01, "sample_rate": 1.0} | ONE_AUDIT
 KINDS = ("logic_flip", "observation_swap", "rerun")
 
 
@@ -30,7 +30,7 @@ def graph() -> Any:
 
 @pytest.fixture
 def online(graph: Any, request: pytest.FixtureRequest) -> Iterator[OnlineAuditor]:
-    auditor = OnlineAuditor(graph, jobs=InMemoryJobStore(), interventions=KINDS, **(FAST | request.param))
+    auditor = OnlineAuditor(graph, jobs=InMemoryJobStore(), **(FAST | request.param | {"interventions": KINDS}))
     yield auditor
     auditor.shutdown()
 

@@ -29,7 +29,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc.online import JobState, OnlineAuditor, SQLiteJobStore
-from tests.helpers import build_agent
+from tests.helpers import ONE_AUDIT, build_agent
 from tests.online.support import question, slow_model
 
 RUNS = 1_000  # with the handler; one more in BASELINE_EVERY runs without it, in the same batches
@@ -82,6 +82,7 @@ async def test_a_thousand_concurrent_runs_never_wait_on_audits(tmp_path: Path) -
         max_concurrency=2,
         tick_interval=0.05,
         lease=5.0,
+        **ONE_AUDIT,
     )
     await online.astart()
     store.threads.clear()  # from here on: the serving phase

@@ -30,10 +30,10 @@ from ariadne_lc import (
 from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, JobState, OnlineAuditor, RunFilter, SQLiteJobStore
 from ariadne_lc.online._worker import retryable_type
 from ariadne_lc.semconv import ARIADNE_SAMPLE_RATE
-from tests.helpers import build_agent, record
+from tests.helpers import ONE_AUDIT, build_agent, record
 from tests.online.support import question, slow_model, synthetic_trace
 
-FAST: dict[str, Any] = {"tick_interval": 0.05, "lease": 5.0, "retry_backoff": 0.01}
+FAST: dict[str, Any] = {"tick_interval": 0.05, "lease": 5.0, "retry_backoff": 0.01, **ONE_AUDIT}
 
 
 @pytest.fixture

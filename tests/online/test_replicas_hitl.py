@@ -14,7 +14,7 @@ from langgraph.types import Command
 from ariadne_lc.online import JobState, OnlineAuditor
 from ariadne_lc.store import SQLiteTraceStore
 from ariadne_lc.testing import calculator, faithful_arithmetic_model
-from tests.helpers import QUESTION
+from tests.helpers import ONE_AUDIT, QUESTION
 
 APPROVE = Command(resume={"decisions": [{"type": "approve"}]})
 
@@ -34,7 +34,7 @@ def _replica(tmp_path: Path, **kwargs: Any) -> tuple[Any, OnlineAuditor]:
         trace_store=SQLiteTraceStore(tmp_path / "traces.db"),
         tick_interval=0.05,
         lease=5.0,
-        **kwargs,
+        **(ONE_AUDIT | kwargs),
     )
     return graph, online
 
