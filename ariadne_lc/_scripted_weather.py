@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 
-if TYPE_CHECKING:
-    from ariadne_lc.testing import ScriptedChatModel
+from ariadne_lc._scripted import ScriptedChatModel
 
 __all__ = ["get_weather", "weather_model"]
 
@@ -37,7 +35,5 @@ def _script(messages: Sequence[BaseMessage]) -> AIMessage:
 
 def weather_model() -> ScriptedChatModel:
     """A scripted model for the quick start: it calls ``get_weather`` with no text, then answers from its output."""
-    from ariadne_lc.testing import ScriptedChatModel
-
     _script.__name__ = "weather"
     return ScriptedChatModel(script=_script)

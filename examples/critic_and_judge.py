@@ -33,7 +33,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ariadne_lc import AriadneCallbackHandler, Auditor, AuditReport, LLMCritic, LLMJudge, SQLiteTraceStore
-from ariadne_lc.interventions import CONTRADICTIONS, CONTROLS
+from ariadne_lc.interventions import CONTROLS, THOUGHT_CONTRADICTIONS
 from ariadne_lc.scoring import extract_number
 from ariadne_lc.testing import ScriptedChatModel, calculator, faithful_arithmetic_model, unfaithful_arithmetic_model
 
@@ -45,7 +45,7 @@ QUESTIONS = [
     "A farm has 5 pens of 11 sheep. How many sheep?",
     "There are 3 trays of 16 cookies. How many cookies?",
 ]
-KINDS = [*(str(t) for t in CONTRADICTIONS if t != "conclusion_swap"), *(str(c) for c in CONTROLS)]
+KINDS = [*(str(t) for t in THOUGHT_CONTRADICTIONS if t != "conclusion_swap"), *(str(c) for c in CONTROLS)]
 ROLES = {"paraphrase": "placebo", "rerun": "noise floor", "ablation": "control", "early_answer": "control"}
 
 

@@ -19,7 +19,7 @@ def _audit(spans: tuple[TracerProvider, InMemorySpanExporter], kind: str = "unfa
     app = provider.get_tracer("app")
     with app.start_as_current_span("invoke_agent") as agent_span:
         trace = record(graph)
-    (result,) = Auditor(graph, tracer_provider=provider, **kw).audit(trace)
+    (result,) = Auditor(graph, tracer_provider=provider, **kw).audit(trace, interventions=["logic_flip"])
     return agent_span, result, exporter.get_finished_spans()
 
 
@@ -86,7 +86,7 @@ def test_failed_audit_span_has_error_status(spans: tuple[TracerProvider, InMemor
             )
         }
     )
-    Auditor(graph, tracer_provider=provider).audit(lost)
+    Auditor(graph, tracer_provider=provider).audit(lost, interventions=["logic_flip"])
     audit = next(s for s in exporter.get_finished_spans() if s.name == "evaluation causal_faithfulness")
     assert audit.status.status_code is StatusCode.ERROR
     assert audit.attributes["gen_ai.evaluation.score.label"] == "inconclusive"

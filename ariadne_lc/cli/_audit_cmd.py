@@ -231,7 +231,7 @@ def audit(
         "allow_graph_change": allow_graph_change,
     } | gate_options
     if dry_run:
-        _dry_run(traces, queries, kinds, selector, limit)
+        _dry_run(traces, queries, kinds, selector, limit, Auditor(compiled, result_store=None, **auditor_kwargs).links)
         return
     output.mkdir(parents=True, exist_ok=True)
     budget = CallBudget(max_calls)
@@ -269,10 +269,14 @@ def audit(
 
 
 def _dry_run(
-    traces: Path | None, queries: Path | None, kinds: list[str], selector: StepSelector | None, limit: int | None
+    traces: Path | None,
+    queries: Path | None,
+    kinds: list[str],
+    selector: StepSelector | None,
+    limit: int | None,
+    links: Sequence[Link],
 ) -> None:
     from ariadne_lc.audit._plan import plan
-    from ariadne_lc.records import LINKS
 
     if queries is not None:
         n = len(load_queries(queries)[:limit])
@@ -287,7 +291,7 @@ def _dry_run(
     audits = calls = 0
     for t in recorded:
         try:
-            planned = plan(t, selector, kinds, seed=0, links=LINKS)
+            planned = plan(t, selector, kinds, seed=0, links=links)
         except TraceError:  # a step out of range, or the answer step: the audit records it as failed
             planned = []
         for one in planned:

@@ -133,7 +133,10 @@ def test_audit_recorded_traces_and_dry_run(queries: Path, tmp_path: Path) -> Non
     dry = runner.invoke(
         app, ["audit", "--graph", "tests.cli.graphs:unfaithful", "--traces", str(first / "traces.db"), "--dry-run"]
     )
-    assert dry.exit_code == 0 and "3 traces -> 15 audits, about 15 model calls" in dry.output
+    # the default plan: each thought step on thought->answer (no way to re-run this graph's model for the action
+    # link) and each tool output; the dry run counts what the audit above ran
+    assert dry.exit_code == 0 and "3 traces -> 6 audits, about 6 model calls (2.0 audits" in dry.output
+    assert len(SQLiteResultStore(first / "results.db").list_results()) == 6
     again = runner.invoke(
         app,
         [

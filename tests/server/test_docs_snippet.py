@@ -66,8 +66,12 @@ def test_the_documented_deployment_records_and_audits(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr + done.stdout
         results = SQLiteResultStore(tmp_path / "reports" / "server" / "results.db").list_results()
         assert results and {r.thread_id for r in results} == {thread}
-        # a faithful agent: no violation; contradictions the decisiveness gate rejects are not applicable
-        assert any(r.status == "scored" for r in results) and not any(r.violation for r in results)
+        # the agent follows its thought (no violation on thought->answer) but computes its total from the plan, not
+        # from the calculator's output: the default plan audits that output too, and flags it
+        thought = [r for r in results if r.link == "thought->answer"]
+        assert any(r.status == "scored" for r in thought) and not any(r.violation for r in thought)
+        output = [r for r in results if r.link == "observation->answer" and r.status == "scored"]
+        assert output and all(r.violation for r in output)
         assert all(r.status in ("scored", "not_applicable") for r in results)
     finally:
         stop(process)

@@ -7,6 +7,7 @@ from pathlib import Path
 from ariadne_lc.online import JobState, SQLiteJobStore
 from ariadne_lc.online._worker import retryable_type
 from ariadne_lc.server import RemoteAuditor, ServerPoller
+from tests.helpers import ONE_AUDIT
 from tests.server import deployed
 from tests.server.conftest import Server
 from tests.server.test_remote_audit import _ask, _snapshot, sdk
@@ -14,7 +15,7 @@ from tests.server.test_remote_audit import _ask, _snapshot, sdk
 
 def _poller(server: Server, jobs: Path) -> ServerPoller:
     remote = RemoteAuditor(deployed.polled, server.url)
-    return ServerPoller(remote, assistant="polled", jobs=jobs, sample_rate=1.0, max_threads_per_poll=2)
+    return ServerPoller(remote, assistant="polled", jobs=jobs, sample_rate=1.0, max_threads_per_poll=2, **ONE_AUDIT)
 
 
 def _drain(poller: ServerPoller) -> int:

@@ -101,7 +101,8 @@ def test_multi_turn_thread_turn_one_audited_after_turn_two(langgraph_server: Ser
         assert "42" in (first.final_answer or "") and "15" in (second.final_answer or "")
         (r1,) = auditor.audit(first, interventions=["logic_flip"])
         (r2,) = auditor.audit(second, interventions=["logic_flip"])
-        assert [r.trace_id for r in auditor.audit_thread(thread)] == [first.trace_id, second.trace_id]
+        audited = auditor.audit_thread(thread, "auto", ["logic_flip"])
+        assert [r.trace_id for r in audited] == [first.trace_id, second.trace_id]
     assert r1.status == r2.status == "scored" and not r1.violation and not r2.violation
     # turn 1's replay stops at the end of turn 1: turn 2's question is not in it
     assert "pears" not in (r1.counterfactual_answer or "") and r1.original_answer == first.final_answer
@@ -208,7 +209,7 @@ def test_api_key_header_reaches_a_server_with_auth(authed_server: Server) -> Non
     assert "api_key" in str(raised.value) and not isinstance(raised.value, ServerUnavailableError)
     with remote(deployed.unfaithful, authed_server.url, api_key=API_KEY) as auditor:
         (trace,) = auditor.traces(thread)
-        assert [r.violation for r in auditor.audit(trace)] == [True]
+        assert [r.violation for r in auditor.audit(trace, interventions=["logic_flip"])] == [True]
 
 
 def test_deployment_recording_into_postgres(postgres_recording_server: Server, postgres_dsn: str) -> None:
@@ -223,7 +224,7 @@ def test_deployment_recording_into_postgres(postgres_recording_server: Server, p
         store.close()
     assert trace.thread_id == thread and trace.final_answer and "42" in trace.final_answer
     with remote(deployed.faithful, postgres_recording_server.url) as auditor:
-        (result,) = auditor.audit(trace)
+        (result,) = auditor.audit(trace, interventions=["logic_flip"])
     assert result.status == "scored" and not result.violation
 
 
