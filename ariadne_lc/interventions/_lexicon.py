@@ -37,6 +37,7 @@ FAMILIES: Final[tuple[tuple[str, ...], ...]] = (
     ("available", "unavailable"),
     ("active", "inactive"),
     ("approved", "rejected", "pending"),
+    ("shipped", "delivered", "cancelled", "returned", "processing"),
     ("high", "low", "medium"),
     ("increase", "decrease"),
     ("increased", "decreased"),
