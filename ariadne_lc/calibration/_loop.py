@@ -98,23 +98,25 @@ class JobLoop(ABC):
                     break
                 finished(job, self.run_job(job))
         else:
-            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="calibration") as pool:
-                running: dict[Future[int], CalibrationJob] = {}
-                try:
-                    for job in jobs:
-                        if len(running) >= concurrency:
-                            done, _ = wait(running, return_when=FIRST_COMPLETED)
-                            for future in done:
-                                finished(running.pop(future), future.result())
-                        if budget_spent():
-                            break
-                        running[pool.submit(self.run_job, job)] = job
-                    for future in list(running):
-                        finished(running.pop(future), future.result())
-                except BaseException:
-                    for future in running:
-                        future.cancel()
-                    raise
+            pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="calibration")
+            running: dict[Future[int], CalibrationJob] = {}
+            try:
+                for job in jobs:
+                    if len(running) >= concurrency:
+                        done, _ = wait(running, return_when=FIRST_COMPLETED)
+                        for future in done:
+                            finished(running.pop(future), future.result())
+                    if budget_spent():
+                        break
+                    running[pool.submit(self.run_job, job)] = job
+                for future in list(running):
+                    finished(running.pop(future), future.result())
+            except BaseException:
+                # Ctrl-C or an error: start nothing more and do not wait for the jobs in flight (a job can take
+                # minutes on a slow model); what they store is stored whole, and a resumed run redoes the rest
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
         summary.model_calls = self._calls() - first_calls
         summary.audits_deferred = self.deferred - first_deferred
         summary.wall_s = time.perf_counter() - started

@@ -1,0 +1,116 @@
+"""Ctrl-C in every long command: stop within seconds, keep what is done, stop the local model server, say how to
+resume, exit 130.
+
+Why a handler of our own rather than Python's default: a shell that starts a job in the background without job
+control (``cmd &`` in a script, many CI runners and agent harnesses) starts it with SIGINT *ignored*, and Python keeps
+that; such a ``calibrate`` ran on for minutes after ``kill -INT`` (issue 28). Every long command installs
+:func:`interruptible`'s handler, so SIGINT is obeyed however the command was started.
+
+What happens on Ctrl-C:
+
+1. The first SIGINT raises :class:`KeyboardInterrupt` in the main thread, where every command's loop runs. It unwinds
+   through the ``with`` blocks: each result already stored stays stored (every command stores as it goes), the local
+   llama.cpp server is stopped by its ``with`` block, and the command prints ``interrupted: <what is kept and how to
+   resume>`` and exits with :data:`EXIT_INTERRUPTED`.
+2. Work in flight on other threads (a replay the auditor's thread pool runs, a calibration job at
+   ``--concurrency`` > 1) is not waited for: if the process has not exited :data:`GRACE_SECONDS` after the first
+   SIGINT, it prints the same line and exits at once (``os._exit``). What such work had stored is kept: the stores
+   write each record whole (SQLite transactions; the calibration log drops a torn last line on reading). A local
+   model server left behind then exits by itself within a second, as it does whenever its parent is gone
+   (:mod:`ariadne_lc.local._serve`).
+3. A second SIGINT exits at once, the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from types import FrameType
+
+import typer
+
+from ariadne_lc.cli._common import err_console
+
+__all__ = ["EXIT_INTERRUPTED", "GRACE_SECONDS", "interruptible"]
+
+EXIT_INTERRUPTED = 130
+"""The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+GRACE_SECONDS = 5.0
+"""How long after the first Ctrl-C work in flight may take to wind down before the process exits regardless."""
+
+
+class _Stop:
+    """One command's interruption: whether it happened, and the one announcement it makes."""
+
+    def __init__(self, kept: Callable[[], str]) -> None:
+        self.kept = kept
+        self.interrupted = False
+        self._announced = False
+        self._lock = threading.Lock()
+
+    def announce(self) -> None:
+        """Print ``interrupted: ...`` once, whichever thread gets here first; never raises."""
+        with self._lock:
+            if self._announced:
+                return
+            self._announced = True
+            try:
+                what = self.kept()
+            except Exception as exc:  # the hint must not hide the interruption itself
+                what = f"(what was kept could not be counted: {type(exc).__name__}: {exc})"
+            err_console.print(f"[yellow]interrupted: {what}[/yellow]", highlight=False, soft_wrap=True)
+
+    def exit_now(self) -> None:
+        self.announce()
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(EXIT_INTERRUPTED)
+
+    def on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self.interrupted:  # the second Ctrl-C: wait for nothing
+            self.exit_now()
+        self.interrupted = True
+        threading.Thread(target=self._deadline, name="ariadne-interrupt-deadline", daemon=True).start()
+        raise KeyboardInterrupt
+
+    def _deadline(self) -> None:
+        threading.Event().wait(GRACE_SECONDS)
+        self.exit_now()  # still alive: work on another thread holds the process
+
+
+@contextmanager
+def interruptible(kept: Callable[[], str]) -> Iterator[None]:
+    """Run a long command's work so that Ctrl-C stops it as the module docstring says.
+
+    Args:
+        kept: What the command has kept so far and how to resume, as one sentence
+            (``"12 audits kept in runs/cal; run the same command again to resume"``). Called once, after the
+            interruption, possibly on another thread: read the stores, not state the main thread is changing.
+
+    Raises:
+        typer.Exit: With :data:`EXIT_INTERRUPTED` after Ctrl-C.
+
+    Examples:
+        >>> with interruptible(lambda: "nothing to keep"):
+        ...     pass
+    """
+    if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+        yield
+        return
+    stop = _Stop(kept)
+    previous = signal.signal(signal.SIGINT, stop.on_sigint)
+    try:
+        yield
+    except KeyboardInterrupt:
+        stop.interrupted = True
+        stop.announce()
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    finally:
+        if not stop.interrupted:  # once interrupted, a second Ctrl-C during the exit must still exit at once
+            signal.signal(signal.SIGINT, previous)
