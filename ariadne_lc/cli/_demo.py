@@ -120,7 +120,7 @@ def demo(
         kinds = parse_interventions(interventions or ",".join(TOOL_DEMO_INTERVENTIONS))
         return _tool_demo(n_per_domain, seed, output, kinds, parse_step(step or "all"), max_calls, tau, lam,
                           otlp_endpoint, fail_above, dry_run, detail)  # fmt: skip
-    console.print(f"agent: the SmolLM2 text ReAct agent{why}", soft_wrap=True, highlight=False)
+    console.print(f"agent: the SmolLM2 text ReAct agent{why}", highlight=False)
     kinds = parse_interventions(interventions or DEMO_INTERVENTIONS)
     selector = parse_step(step or "auto")
     demo_queries = load_demo_queries(n_per_domain, seed)
@@ -156,7 +156,6 @@ def demo(
             f"calibration: {chosen.path} ({expected.describe()})"
             if chosen.note is None
             else f"no calibration: {chosen.note}",
-            soft_wrap=True,
             highlight=False,
         )
         conn = sqlite3.connect(state / "checkpoints.db", check_same_thread=False)
@@ -238,7 +237,7 @@ def _tool_demo(
                       f"{', '.join(kinds)} on every thought step and link")  # fmt: skip
         return
     console.print(f"agent: create_agent on {QWEN_DEMO_MODEL} (native tool calls) with the demo's tools, recorded by "
-                  "AriadneMiddleware; every link audited", soft_wrap=True, highlight=False)  # fmt: skip
+                  "AriadneMiddleware; every link audited", highlight=False)  # fmt: skip
     output.mkdir(parents=True, exist_ok=True)
     (output / "state").mkdir(exist_ok=True)
     for stale in (output / "state").glob("*.db*"):

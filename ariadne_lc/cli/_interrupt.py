@@ -33,7 +33,7 @@ from types import FrameType
 
 import typer
 
-from ariadne_lc.cli._common import err_console
+from ariadne_lc.cli._common import console, err_console
 
 __all__ = ["EXIT_INTERRUPTED", "GRACE_SECONDS", "interruptible"]
 
@@ -67,6 +67,8 @@ class _Stop:
 
     def exit_now(self) -> None:
         self.announce()
+        with suppress(Exception):  # a progress bar hid the terminal's cursor; no finally will show it again
+            console.show_cursor(True)
         for stream in (sys.stdout, sys.stderr):
             with suppress(OSError, ValueError):
                 stream.flush()
