@@ -19,6 +19,9 @@ What happens on Ctrl-C:
    model server left behind then exits by itself within a second, as it does whenever its parent is gone
    (:mod:`ariadne_lc.local._serve`).
 3. A second SIGINT exits at once, the same way.
+
+A command whose framework handles SIGINT itself (Celery's worker: a warm shutdown that waits for the tasks in flight)
+calls :meth:`Interruption.begin` when that shutdown starts, for the same deadline and the same line.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import typer
 
 from ariadne_lc.cli._common import console, err_console
 
-__all__ = ["EXIT_INTERRUPTED", "GRACE_SECONDS", "interruptible"]
+__all__ = ["EXIT_INTERRUPTED", "GRACE_SECONDS", "Interruption", "interruptible"]
 
 EXIT_INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
@@ -44,14 +47,18 @@ GRACE_SECONDS = 5.0
 """How long after the first Ctrl-C work in flight may take to wind down before the process exits regardless."""
 
 
-class _Stop:
-    """One command's interruption: whether it happened, and the one announcement it makes."""
+class Interruption:
+    """One command's interruption: whether it happened, its deadline, and the one announcement it makes.
+
+    Args:
+        kept: What the command has kept so far and how to resume, as one sentence (see :func:`interruptible`).
+    """
 
     def __init__(self, kept: Callable[[], str]) -> None:
         self.kept = kept
         self.interrupted = False
         self._announced = False
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # the signal handler may run while the main thread holds it
 
     def announce(self) -> None:
         """Print ``interrupted: ...`` once, whichever thread gets here first; never raises."""
@@ -74,11 +81,18 @@ class _Stop:
                 stream.flush()
         os._exit(EXIT_INTERRUPTED)
 
+    def begin(self) -> None:
+        """The command stops: from now on the process exits within :data:`GRACE_SECONDS` (once; never raises)."""
+        with self._lock:
+            if self.interrupted:
+                return
+            self.interrupted = True
+        threading.Thread(target=self._deadline, name="ariadne-interrupt-deadline", daemon=True).start()
+
     def on_sigint(self, signum: int, frame: FrameType | None) -> None:
         if self.interrupted:  # the second Ctrl-C: wait for nothing
             self.exit_now()
-        self.interrupted = True
-        threading.Thread(target=self._deadline, name="ariadne-interrupt-deadline", daemon=True).start()
+        self.begin()
         raise KeyboardInterrupt
 
     def _deadline(self) -> None:
@@ -105,7 +119,7 @@ def interruptible(kept: Callable[[], str]) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
         yield
         return
-    stop = _Stop(kept)
+    stop = Interruption(kept)
     previous = signal.signal(signal.SIGINT, stop.on_sigint)
     try:
         yield

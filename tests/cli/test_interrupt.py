@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -140,3 +141,43 @@ def test_calibrate_stops_on_ctrl_c_keeps_its_audits_and_stops_its_server(tmp_pat
     while _servers_of(proc.pid) and time.monotonic() < sent + DEADLINE:  # a server left behind exits by itself
         time.sleep(0.1)
     assert _servers_of(proc.pid) == []
+
+
+def test_worker_stops_on_ctrl_c_while_an_audit_is_in_flight(tmp_path: Path) -> None:
+    """Celery's own SIGINT handling (a warm shutdown that waits for the audit in flight, here 8 s of replay) within
+    the same deadline; the finished audit stays committed, the one cut short keeps its job for another worker."""
+    from ariadne_lc.distributed import CeleryDispatcher, create_app, open_job_store
+    from ariadne_lc.online import JobState
+    from tests.distributed.fleet import BROKER, Serving, Workers, database, delete_queue, require_services
+
+    require_services()
+    queue = f"ariadne-test-{uuid.uuid4().hex[:10]}"
+    with database() as url:
+        serving, jobs = Serving(url), open_job_store(url)
+        dispatcher = CeleryDispatcher(app=create_app(BROKER, queue=queue), jobs_url=url)
+        workers = Workers(tmp_path, url, queue, replay_delay=8.0, env={})
+        try:
+            traces = serving.record(3)
+            (proc,) = workers.start(1, concurrency=1)
+            dispatcher.dispatch(jobs.add(traces, sample_rate=1.0))
+            limit = time.monotonic() + STARTUP_LIMIT
+            while jobs.counts()[JobState.DONE] == 0:
+                assert proc.poll() is None and time.monotonic() < limit, workers.log(0)
+                time.sleep(0.1)
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=DEADLINE)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                pytest.fail(f"still running {DEADLINE:g} s after SIGINT:\n{workers.log(0)}")
+            assert proc.returncode == EXIT_INTERRUPTED, workers.log(0)
+            assert "interrupted: every audit finished is committed in" in workers.log(0)
+            counts = jobs.counts()
+            assert counts[JobState.DONE] >= 1 and counts[JobState.DONE] < len(traces)  # kept, and stopped mid-run
+            assert len(jobs.list_results()) == counts[JobState.DONE]  # one result set per finished job, no other
+        finally:
+            workers.stop()
+            dispatcher.close()
+            jobs.close()
+            serving.close()
+            delete_queue(queue)
