@@ -73,6 +73,7 @@ class Interruption:
             err_console.print(f"[yellow]interrupted: {what}[/yellow]", highlight=False, soft_wrap=True)
 
     def exit_now(self) -> None:
+        """Announce, then end the process at once (no ``finally``, no ``atexit``: see the module docstring)."""
         self.announce()
         with suppress(Exception):  # a progress bar hid the terminal's cursor; no finally will show it again
             console.show_cursor(True)
@@ -90,6 +91,7 @@ class Interruption:
         threading.Thread(target=self._deadline, name="ariadne-interrupt-deadline", daemon=True).start()
 
     def on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        """The SIGINT handler :func:`interruptible` installs: unwind the main thread; the second time, exit."""
         if self.interrupted:  # the second Ctrl-C: wait for nothing
             self.exit_now()
         self.begin()
