@@ -38,13 +38,34 @@ import typer
 
 from ariadne_lc.cli._common import console, err_console
 
-__all__ = ["EXIT_INTERRUPTED", "GRACE_SECONDS", "Interruption", "interruptible"]
+__all__ = ["EXIT_INTERRUPTED", "GRACE_SECONDS", "Interruption", "interruptible", "uninterrupted"]
 
 EXIT_INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
 
 GRACE_SECONDS = 5.0
 """How long after the first Ctrl-C work in flight may take to wind down before the process exits regardless."""
+
+
+class _Shield:
+    """Main-thread state of :func:`uninterrupted` (signal handlers run on the main thread only)."""
+
+    depth = 0
+    pending = False
+
+
+@contextmanager
+def uninterrupted() -> Iterator[None]:
+    """A block that Ctrl-C does not cut in two (storing one trace's results: all of them or none, so that a resumed
+    run can tell a finished trace): the interruption takes effect when the block ends, the deadline runs already."""
+    _Shield.depth += 1
+    try:
+        yield
+    finally:
+        _Shield.depth -= 1
+    if _Shield.depth == 0 and _Shield.pending:
+        _Shield.pending = False
+        raise KeyboardInterrupt
 
 
 class Interruption:
@@ -95,6 +116,9 @@ class Interruption:
         if self.interrupted:  # the second Ctrl-C: wait for nothing
             self.exit_now()
         self.begin()
+        if _Shield.depth:
+            _Shield.pending = True
+            return
         raise KeyboardInterrupt
 
     def _deadline(self) -> None:

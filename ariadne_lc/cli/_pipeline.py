@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._common import console
+from ariadne_lc.cli._interrupt import uninterrupted
 from ariadne_lc.errors import SuiteFormatError
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.records import AuditReport, AuditResult
@@ -162,9 +163,10 @@ def audit_traces(
                 break
             chunk = traces[start : start + concurrency]
             batch = auditor.audit_batch(chunk, step=step, interventions=interventions, max_concurrency=concurrency)
-            for r in batch.results:
-                results.put_result(r)
-                budget.spend(r.model_calls)
+            with uninterrupted():  # a trace's results are stored together (a resumed run skips the trace)
+                for r in batch.results:
+                    results.put_result(r)
+                    budget.spend(r.model_calls)
             collected.extend(batch.results)
             progress.advance(task, len(chunk))
     report = build_report(collected)
