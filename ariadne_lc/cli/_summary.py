@@ -64,8 +64,9 @@ def wrap(text: str, width: int = SUMMARY_WIDTH) -> list[str]:
         # break at the last part boundary on this line when the part that follows fits on the next one
         bar, semicolon = line.rfind(" | "), line.rfind("; ")
         cut, skip = (bar, 3) if bar > semicolon else (semicolon, 2)
-        # (a boundary in the line's first half would leave a stub of a line)
-        head, tail = (line[: cut + 2].rstrip(), line[cut + skip :]) if cut > width // 2 else (line, "")
+        # (on a continuation line, a boundary in its first half would leave a stub of a line)
+        shortest = width // 2 if line.startswith(_INDENT) else len(_INDENT)
+        head, tail = (line[: cut + 2].rstrip(), line[cut + skip :]) if cut > shortest else (line, "")
         if tail and len(_INDENT + tail + " " + token) <= width:
             lines.append(head)
             line = f"{_INDENT}{tail} {token}"
