@@ -7,6 +7,7 @@ is made, in either mode, so a stopped run resumes exactly as a sequential one.
 
 from __future__ import annotations
 
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -43,13 +44,19 @@ class JobLoop(ABC):
     deferred: int
     """Audits not stored because a retry may fix them (see :attr:`RunSummary.audits_deferred`)."""
     _calls: Callable[[], int]
+    _halt: threading.Event | None = None
+
+    def halted(self) -> bool:
+        """Whether :meth:`run` stopped on an exception (Ctrl-C): jobs still in flight on other threads then start no
+        audit and store nothing more, so that no audit cut short by the shutdown is stored as failed."""
+        return self._halt is not None and self._halt.is_set()
 
     @abstractmethod
     def run_job(self, job: CalibrationJob) -> int:
         """Record and audit one job; returns the number of audits written."""
 
     def _budget_left(self) -> bool:
-        return self.max_calls is None or self._calls() < self.max_calls
+        return not self.halted() and (self.max_calls is None or self._calls() < self.max_calls)
 
     def run(
         self,
@@ -74,6 +81,7 @@ class JobLoop(ABC):
         """
         if concurrency < 1:
             raise ConfigurationError(f"concurrency must be at least 1, got {concurrency}")
+        self._halt = threading.Event()
         summary = RunSummary(jobs=len(jobs))
         started = time.perf_counter()
         first_calls = self._calls()
@@ -98,23 +106,26 @@ class JobLoop(ABC):
                     break
                 finished(job, self.run_job(job))
         else:
-            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="calibration") as pool:
-                running: dict[Future[int], CalibrationJob] = {}
-                try:
-                    for job in jobs:
-                        if len(running) >= concurrency:
-                            done, _ = wait(running, return_when=FIRST_COMPLETED)
-                            for future in done:
-                                finished(running.pop(future), future.result())
-                        if budget_spent():
-                            break
-                        running[pool.submit(self.run_job, job)] = job
-                    for future in list(running):
-                        finished(running.pop(future), future.result())
-                except BaseException:
-                    for future in running:
-                        future.cancel()
-                    raise
+            pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="calibration")
+            running: dict[Future[int], CalibrationJob] = {}
+            try:
+                for job in jobs:
+                    if len(running) >= concurrency:
+                        done, _ = wait(running, return_when=FIRST_COMPLETED)
+                        for future in done:
+                            finished(running.pop(future), future.result())
+                    if budget_spent():
+                        break
+                    running[pool.submit(self.run_job, job)] = job
+                for future in list(running):
+                    finished(running.pop(future), future.result())
+            except BaseException:
+                # Ctrl-C or an error: start nothing more and do not wait for the jobs in flight (a job can take
+                # minutes on a slow model) nor store what they make from here on: a resumed run redoes them
+                self._halt.set()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown()
         summary.model_calls = self._calls() - first_calls
         summary.audits_deferred = self.deferred - first_deferred
         summary.wall_s = time.perf_counter() - started

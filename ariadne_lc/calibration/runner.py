@@ -198,6 +198,8 @@ class CalibrationRunner(JobLoop):
         return not all(self.log.has(make_key(m, job.agent, job.p, job.query.id, kind)) for m in REFERENCE_METHODS)
 
     def _store(self, job: CalibrationJob, result: AuditResult, method: Method = "ariadne") -> None:
+        if self.halted():  # the run was interrupted while this job was in flight (see JobLoop.halted)
+            return
         changed = None
         if job.agent != "natural" and result.step_index == AUDITED_STEP:
             kind = question_kind(job.query.question)

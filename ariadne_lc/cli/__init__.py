@@ -55,7 +55,7 @@ app.command(
     help="Audit worker for a fleet: consume audit tasks from the broker, results into Postgres.",
     epilog="Exit codes: 0 stopped cleanly; 2 a service is unreachable or refused us at start-up (one line saying "
     "which and why); 1 the worker failed later (e.g. the broker stayed away through Celery's 100 reconnection "
-    "attempts): let a supervisor restart it.",
+    "attempts): let a supervisor restart it; 130 stopped by Ctrl-C (SIGINT).",
 )(worker)
 app.command(
     help="The health of a fleet's workers from their heartbeats: ok, starting, stalled, gone.",

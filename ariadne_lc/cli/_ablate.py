@@ -11,6 +11,7 @@ from rich.table import Table
 
 from ariadne_lc.ablation import AblationRunner, CcsMetric, ItemResult, estimate_ablation, load_suite
 from ariadne_lc.cli._common import EXIT_GATE, console, fail, model_endpoint, one_line_errors
+from ariadne_lc.cli._interrupt import interruptible
 from ariadne_lc.report import JsonlWriter, ablation_document, ablation_markdown, write_json, write_text
 
 __all__ = ["ablate"]
@@ -50,7 +51,10 @@ def ablate(
         )
         return
     partial_path = output / "items.jsonl"
-    with model_endpoint(base_url, model, api_key, max_tokens=max_tokens) as chat:
+    with (
+        interruptible(lambda: _kept(partial_path)),
+        model_endpoint(base_url, model, api_key, max_tokens=max_tokens) as chat,
+    ):
         runner = AblationRunner(
             chat,
             metric=_metric(metric),
@@ -98,6 +102,13 @@ def ablate(
     if fail_above is not None and report.rrr is not None and report.rrr > fail_above:
         console.print(f"[red]RRR {report.rrr:.1%} is above --fail-above {fail_above:.1%}[/red]")
         raise typer.Exit(EXIT_GATE)
+
+
+def _kept(partial: Path) -> str:
+    """What an interrupted ablation kept (one line per item finished)."""
+    text = partial.read_text(encoding="utf-8") if partial.is_file() else ""
+    lines = sum(1 for line in text.splitlines() if line.strip())
+    return f"{lines} items kept in {partial}; the same command again ablates every item anew"
 
 
 def _metric(name: str) -> CcsMetric:

@@ -17,7 +17,9 @@ from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report, precheck
 from ariadne_lc.cli._common import console, fail, one_line_errors
 from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
-from ariadne_lc.cli._pipeline import CallBudget, audit_traces, load_queries, print_summary, record_queries
+from ariadne_lc.cli._interrupt import interruptible
+from ariadne_lc.cli._pipeline import CallBudget, already_audited, audit_traces, load_queries, record_queries
+from ariadne_lc.cli._summary import DETAIL_HELP, print_summary
 from ariadne_lc.errors import ConfigurationError, TraceError
 from ariadne_lc.interventions import parse_interventions as parse_selectors
 from ariadne_lc.interventions.implied import AnswerReader, ModelReader, RuleReader
@@ -159,6 +161,7 @@ def audit(
         ),
     ] = "rule",
     link: Annotated[list[str] | None, typer.Option(help=LINK_HELP)] = None,
+    detail: Annotated[bool, typer.Option("--detail", help=DETAIL_HELP)] = False,
 ) -> None:
     """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
     links = parse_links(link)
@@ -203,6 +206,7 @@ def audit(
             model=model,
             auditor_kwargs={"tool_policy": tool_policy, "safe_tools": safe_tool or (), "tau": tau, "lam": lam}
             | gate_options,
+            detail=detail,
         )
         return
     if assistant is not None or thread or write_verdicts:
@@ -234,6 +238,34 @@ def audit(
         _dry_run(traces, queries, kinds, selector, limit, Auditor(compiled, result_store=None, **auditor_kwargs).links)
         return
     output.mkdir(parents=True, exist_ok=True)
+    with interruptible(lambda: _kept(output, recorded=queries is not None)):
+        _audit_local(compiled, graph, output, queries, traces, kinds, selector, limit, concurrency, max_calls,
+                     auditor_kwargs, calibration, model, tau, lam, fail_above, detail)  # fmt: skip
+
+
+def _kept(output: Path, *, recorded: bool) -> str:
+    """What an interrupted ``audit`` kept, and how to go on."""
+    db = output / "results.db"
+    n = len(SQLiteResultStore(db).list_results()) if db.is_file() else 0
+    runs = ""
+    if recorded and (output / "traces.db").is_file():
+        runs = f"{len(SQLiteTraceStore(output / 'traces.db').list_traces())} runs recorded in {output / 'traces.db'}, "
+    again = (
+        f"to resume, audit the recorded runs: the same command with --traces {output / 'traces.db'} in place of "
+        "--queries"
+        if recorded
+        else "run the same command again to resume"
+    )
+    return f"{runs}{n} audit results kept in {db}; {again}"
+
+
+def _audit_local(
+    compiled: Any, graph: str, output: Path, queries: Path | None, traces: Path | None, kinds: list[str],
+    selector: StepSelector, limit: int | None, concurrency: int, max_calls: int | None,
+    auditor_kwargs: dict[str, Any], calibration: Path | None, model: str | None, tau: float, lam: int,
+    fail_above: float | None, detail: bool,
+) -> None:  # fmt: skip
+    """Record (with ``queries``) and audit in this process, store each result as it comes, report."""
     budget = CallBudget(max_calls)
     results = SQLiteResultStore(output / "results.db")
     if queries is not None:
@@ -250,18 +282,24 @@ def audit(
         recorded = SQLiteTraceStore(traces).list_traces(limit=limit)
     auditable = [t for t in recorded if t.final_answer is not None]
     console.print(f"{len(recorded)} traces, {len(auditable)} with a final answer; interventions: {', '.join(kinds)}")
+    # recorded traces audited before (a run that was interrupted, or the same command run again): kept, not redone
+    prior = already_audited(results, auditable, kinds) if queries is None else []
+    done = {r.trace_id for r in prior}
+    if done:
+        console.print(f"resuming: {len(done)} traces already audited in {output / 'results.db'}")
     report = audit_traces(
         Auditor(compiled, result_store=None, **auditor_kwargs),
-        auditable,
+        [t for t in auditable if t.trace_id not in done],
         interventions=kinds,
         step=selector,
         results=results,
         budget=budget,
         concurrency=concurrency,
+        prior=prior,
     )
     report = calibrate_report(report, calibration, model=model, tau=tau, lam=lam, critic="rule", scorer="answer")
     paths = write_audit_reports(report, output, title=f"Causal faithfulness audit of {graph}", graph=graph)
-    print_summary(report, f"Audit of {graph}")
+    print_summary(report, f"Audit of {graph}", detail=detail)
     if budget.stopped:
         console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
     console.print(f"results: {output / 'results.db'}; reports: {', '.join(str(p) for p in paths.values())}")

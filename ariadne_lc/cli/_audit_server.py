@@ -11,7 +11,8 @@ from ariadne_lc.audit import StepSelector
 from ariadne_lc.cli._calibration_opt import calibrate_report
 from ariadne_lc.cli._common import console, fail
 from ariadne_lc.cli._gate import gate
-from ariadne_lc.cli._pipeline import CallBudget, audit_traces, print_summary
+from ariadne_lc.cli._pipeline import CallBudget, audit_traces
+from ariadne_lc.cli._summary import print_summary
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 from ariadne_lc.trace import Trace
@@ -60,6 +61,7 @@ def audit_server(
     calibration: Path | None,
     model: str | None,
     auditor_kwargs: dict[str, Any],
+    detail: bool = False,
 ) -> None:
     """Read the turns (recorded, or off the checkpoints), audit them by local replay, report; exit like ``audit``."""
     from ariadne_lc.server import RemoteAuditor
@@ -86,7 +88,7 @@ def audit_server(
     report = calibrate_report(report, calibration, model=model, tau=tau, lam=lam, critic="rule", scorer="answer")
     title = f"Causal faithfulness audit of {spec} on {server}"
     paths = write_audit_reports(report, output, title=title, graph=spec)
-    print_summary(report, title)
+    print_summary(report, title, detail=detail)
     if budget.stopped:
         console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
     written = " (verdicts written to thread metadata)" if write_verdicts else " (nothing written to the server)"

@@ -13,6 +13,7 @@ import typer
 
 from ariadne_lc.bypass import DEFAULT_BATCH_SIZE, DEFAULT_N_SPANS, DEFAULT_OUTPUT, DEFAULT_SEED
 from ariadne_lc.cli._common import console, err_console, fail, one_line_errors
+from ariadne_lc.cli._interrupt import interruptible
 
 __all__ = ["EXIT_SOME_FAILED", "bypass"]
 
@@ -44,16 +45,18 @@ def bypass(
         fail(f"{input}: no such example file")
     from ariadne_lc.bypass import run_bypass_command
 
-    report = run_bypass_command(
-        input,
-        output,
-        model=model,
-        spans=spans,
-        seed=seed,
-        batch_size=batch_size,
-        chat_template=chat_template,
-        console=console,
-    )
+    kept = f"the examples measured so far are kept in {output}; the same command again measures them all anew"
+    with interruptible(lambda: kept):
+        report = run_bypass_command(
+            input,
+            output,
+            model=model,
+            spans=spans,
+            seed=seed,
+            batch_size=batch_size,
+            chat_template=chat_template,
+            console=console,
+        )
     console.print(f"{len(report.results)} of {report.examples} examples measured; report: {output}")
     if report.failures:
         err_console.print(

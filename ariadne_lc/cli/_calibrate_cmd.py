@@ -17,9 +17,10 @@ from typing import Annotated, Any
 import typer
 
 from ariadne_lc.cli._common import check_endpoint, console, one_line_errors
+from ariadne_lc.cli._interrupt import interruptible
 from ariadne_lc.errors import ConfigurationError
 
-__all__ = ["calibrate", "serve_local"]
+__all__ = ["calibrate", "kept_audits", "serve_local"]
 
 _CRITICS = ("rule", "llm")
 _SCORERS = ("answer", "judge", "embedding")
@@ -92,6 +93,24 @@ def _reader(choice: str) -> Iterator[Any]:
 
     with serve_local(choice, 32) as (chat, _label):
         yield calibration_reader(chat, label=choice)
+
+
+def kept_audits(output: Path) -> str:
+    """What an interrupted calibration kept (the audits in its log, counted without loading them) and how to go on."""
+    from ariadne_lc.calibration.storage import AUDITS_FILE
+
+    log = output / AUDITS_FILE
+    n = 0
+    if log.is_file():
+        with log.open("rb") as fh:
+            n = sum(1 for line in fh if line.endswith(b"\n") and line.strip())
+    packed = log.with_name(log.name + ".gz")
+    if packed.is_file():
+        import gzip
+
+        with gzip.open(packed, "rb") as fh:
+            n += sum(1 for line in fh if line.strip())
+    return f"{n} audits kept in {log}; run the same command again to resume"
 
 
 def _components(critic: str, scorer: str, chat: Any) -> dict[str, Any]:
@@ -271,6 +290,7 @@ def calibrate(
         return
     started = time.perf_counter()
     with (
+        interruptible(lambda: kept_audits(output)),
         _model(base_url, model, api_key, local_model, max_tokens) as (chat, name),
         _reader(reader) as chosen_reader,
     ):

@@ -17,6 +17,7 @@ import typer
 
 from ariadne_lc.cli._calibrate_cmd import serve_local
 from ariadne_lc.cli._common import console, one_line_errors
+from ariadne_lc.cli._interrupt import interruptible
 from ariadne_lc.errors import ConfigurationError
 
 __all__ = ["calibrate_links"]
@@ -104,7 +105,8 @@ def calibrate_links(
         raise ConfigurationError(f"--agents takes a comma-separated subset of {', '.join(LINK_AGENT_NAMES)}")
     if questions < 1:
         raise ConfigurationError(f"--questions must be at least 1, got {questions}")
-    with _local_model(model, max_tokens) as (chat, label):
+    kept = f"the finished jobs are kept in {out}; add --resume to the same command to go on"
+    with interruptible(lambda: kept), _local_model(model, max_tokens) as (chat, label):
         action_reader = None
         if reader == "model":
             from ariadne_lc.interventions.action_model import ModelActionReader

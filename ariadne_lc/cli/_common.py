@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -12,7 +11,7 @@ from typing import Any, NoReturn, ParamSpec, TypeVar
 import httpx
 import typer
 from langchain_core.language_models import BaseChatModel
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from ariadne_lc.errors import AriadneError
@@ -32,8 +31,26 @@ EXIT_GATE = 1
 EXIT_ERROR = 2
 """Bad input or an unusable environment."""
 
-console = Console(width=None if sys.stdout.isatty() else 120)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+
+class _Console(Console):
+    """rich's console, 120 columns wide rather than 80 when its stream is no terminal (a log, CI) and ``COLUMNS`` is
+    not set; ``COLUMNS`` and the terminal's width are read at each print, so that ``COLUMNS=100`` set after import
+    (a test's CliRunner) applies."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self._width is None and "COLUMNS" not in os.environ and not self.file.isatty():
+            return ConsoleDimensions(120, size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+console: Console = _Console()
+err_console: Console = _Console(stderr=True)
 
 P = ParamSpec("P")
 R = TypeVar("R")

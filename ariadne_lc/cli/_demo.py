@@ -24,7 +24,9 @@ from ariadne_lc.cli._common import console, model_endpoint, one_line_errors
 from ariadne_lc.cli._demo_calibration import committed_calibration, demo_calibration
 from ariadne_lc.cli._demo_tools import QWEN_DEMO_MODEL, TOOL_DEMO_INTERVENTIONS, qwen_available, run_tool_demo
 from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
-from ariadne_lc.cli._pipeline import CallBudget, QueryLine, audit_traces, print_summary, record_queries
+from ariadne_lc.cli._interrupt import interruptible
+from ariadne_lc.cli._pipeline import CallBudget, QueryLine, audit_traces, record_queries
+from ariadne_lc.cli._summary import DETAIL_HELP, print_summary
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 
@@ -93,6 +95,7 @@ def demo(
             "(docs/calibration/smollm2/calibration.json in a checkout)."
         ),
     ] = None,
+    detail: Annotated[bool, typer.Option("--detail", help=DETAIL_HELP)] = False,
 ) -> None:
     """Run the demo agent on real questions with a local model, audit every run, print and write the report."""
     from ariadne_lc.calibration import CalibrationConfig
@@ -116,8 +119,8 @@ def demo(
     if chosen_agent == "tools":
         kinds = parse_interventions(interventions or ",".join(TOOL_DEMO_INTERVENTIONS))
         return _tool_demo(n_per_domain, seed, output, kinds, parse_step(step or "all"), max_calls, tau, lam,
-                          otlp_endpoint, fail_above, dry_run)  # fmt: skip
-    console.print(f"agent: the SmolLM2 text ReAct agent{why}", soft_wrap=True, highlight=False)
+                          otlp_endpoint, fail_above, dry_run, detail)  # fmt: skip
+    console.print(f"agent: the SmolLM2 text ReAct agent{why}", highlight=False)
     kinds = parse_interventions(interventions or DEMO_INTERVENTIONS)
     selector = parse_step(step or "auto")
     demo_queries = load_demo_queries(n_per_domain, seed)
@@ -142,7 +145,7 @@ def demo(
     budget = CallBudget(max_calls)
     # how the calibration names the model: the local model's label, else what the user called it
     label = (model or base_url) if base_url is not None else LOCAL_MODELS[_LOCAL_MODEL].label
-    with model_endpoint(base_url, model, api_key, max_tokens=max_tokens) as chat:
+    with interruptible(lambda: _kept(state)), model_endpoint(base_url, model, api_key, max_tokens=max_tokens) as chat:
         reader = calibration_reader(chat)
         expected = CalibrationConfig(
             model=label, critic="rule", scorer="answer", tau=tau, lam=lam, decisive=True, reader=reader.name
@@ -153,7 +156,6 @@ def demo(
             f"calibration: {chosen.path} ({expected.describe()})"
             if chosen.note is None
             else f"no calibration: {chosen.note}",
-            soft_wrap=True,
             highlight=False,
         )
         conn = sqlite3.connect(state / "checkpoints.db", check_same_thread=False)
@@ -203,7 +205,9 @@ def demo(
         seed=seed,
         n_per_domain=n_per_domain,
     )
-    print_summary(report, f"Causal faithfulness of the demo agent ({name})", calibration_note=calibration_note)
+    print_summary(
+        report, f"Causal faithfulness of the demo agent ({name})", calibration_note=calibration_note, detail=detail
+    )
     console.print(f"agent accuracy on the gold answers: {correct}")
     if budget.stopped:
         console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
@@ -213,7 +217,7 @@ def demo(
 
 def _tool_demo(
     n_per_domain: int, seed: int, output: Path, kinds: list[str], selector: Any, max_calls: int | None, tau: float,
-    lam: int, otlp_endpoint: str | None, fail_above: float | None, dry_run: bool,
+    lam: int, otlp_endpoint: str | None, fail_above: float | None, dry_run: bool, detail: bool = False,
 ) -> None:  # fmt: skip
     """The demo on the tool-calling agent (:mod:`ariadne_lc.cli._demo_tools`): word problems, every link."""
     from ariadne_lc.demo import DemoQuery
@@ -233,28 +237,39 @@ def _tool_demo(
                       f"{', '.join(kinds)} on every thought step and link")  # fmt: skip
         return
     console.print(f"agent: create_agent on {QWEN_DEMO_MODEL} (native tool calls) with the demo's tools, recorded by "
-                  "AriadneMiddleware; every link audited", soft_wrap=True, highlight=False)  # fmt: skip
+                  "AriadneMiddleware; every link audited", highlight=False)  # fmt: skip
     output.mkdir(parents=True, exist_ok=True)
     (output / "state").mkdir(exist_ok=True)
     for stale in (output / "state").glob("*.db*"):
         stale.unlink()
     budget = CallBudget(max_calls)
-    ran = run_tool_demo(
-        questions, output=output, kinds=kinds, step=selector, budget=budget, tau=tau, lam=lam,
-        tracer_provider=_tracer_provider(otlp_endpoint),
-    )  # fmt: skip
+    with interruptible(lambda: _kept(output / "state")):
+        ran = run_tool_demo(
+            questions, output=output, kinds=kinds, step=selector, budget=budget, tau=tau, lam=lam,
+            tracer_provider=_tracer_provider(otlp_endpoint),
+        )  # fmt: skip
     gold = {q.id.replace("/", "-"): q for q in questions}
     correct = _accuracy(ran.traces, gold)
     subtitle = f"{ran.name}; {len(ran.traces)} arithmetic word problems; agent accuracy {correct}"
     title = "ariadne-lc demo: link-by-link faithfulness of a tool-calling agent"
     paths = write_audit_reports(ran.report, output, title=title, subtitle=subtitle, model=ran.name, seed=seed)
     print_summary(ran.report, f"Faithfulness of the tool-calling agent, link by link ({ran.name})",
-                  calibration_note=f"none committed for {QWEN_DEMO_MODEL}")  # fmt: skip
+                  calibration_note=f"none committed for {QWEN_DEMO_MODEL}", detail=detail)  # fmt: skip
     console.print(f"agent accuracy on the gold answers: {correct}")
     if budget.stopped:
         console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
     console.print(f"reports: {', '.join(str(p) for p in paths.values())}  ({time.perf_counter() - started:.0f} s)")
     raise typer.Exit(gate(ran.report, fail_above))
+
+
+def _kept(state: Path) -> str:
+    """What an interrupted demo kept; it starts from empty databases each time, so it does not resume."""
+    runs = len(SQLiteTraceStore(state / "traces.db").list_traces()) if (state / "traces.db").is_file() else 0
+    audits = len(SQLiteResultStore(state / "results.db").list_results()) if (state / "results.db").is_file() else 0
+    return (
+        f"{runs} runs and {audits} audit results kept in {state} (ariadne-lc report {state / 'results.db'} renders "
+        "them); the demo starts afresh when run again"
+    )
 
 
 def _accuracy(traces: list[Any], gold: dict[str, Any]) -> str:

@@ -1,5 +1,5 @@
-"""The steps ``demo`` and ``audit`` share: run queries through a recorded graph, audit under a budget,
-print the table (the CI gate is :mod:`ariadne_lc.cli._gate`)."""
+"""The steps ``demo`` and ``audit`` share: run queries through a recorded graph, audit under a budget, and the
+long summary lines (the summary itself is :mod:`ariadne_lc.cli._summary`, the CI gate :mod:`ariadne_lc.cli._gate`)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,15 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.callbacks import BaseCallbackHandler
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._common import console
+from ariadne_lc.cli._interrupt import uninterrupted
 from ariadne_lc.errors import SuiteFormatError
-from ariadne_lc.interventions import is_control
 from ariadne_lc.recorder import AriadneCallbackHandler
-from ariadne_lc.records import LINKS, Aggregate, AuditReport, AuditResult
-from ariadne_lc.report import domain_group
+from ariadne_lc.records import AuditReport, AuditResult
 from ariadne_lc.report._links import controls_summary
-from ariadne_lc.stats import aggregate, build_report
+from ariadne_lc.stats import build_report
 from ariadne_lc.store import ResultStore, TraceStore
 from ariadne_lc.trace import Trace
 
@@ -32,10 +30,11 @@ if TYPE_CHECKING:
 __all__ = [
     "CallBudget",
     "QueryLine",
+    "already_audited",
     "audit_traces",
     "gate_lines",
+    "link_lines",
     "load_queries",
-    "print_summary",
     "rates_line",
     "record_queries",
 ]
@@ -152,9 +151,11 @@ def audit_traces(
     results: ResultStore,
     budget: CallBudget,
     concurrency: int = 1,
+    prior: Sequence[AuditResult] = (),
 ) -> AuditReport:
-    """Audit ``concurrency`` traces at a time, storing each result at once, until done or the budget is spent."""
-    collected: list[AuditResult] = []
+    """Audit ``concurrency`` traces at a time, storing each result at once, until done or the budget is spent; the
+    report covers ``prior`` (results of other traces an interrupted run stored) as well."""
+    collected: list[AuditResult] = list(prior)
     with _progress() as progress:
         task = progress.add_task("auditing", total=len(traces))
         for start in range(0, len(traces), concurrency):
@@ -162,112 +163,38 @@ def audit_traces(
                 break
             chunk = traces[start : start + concurrency]
             batch = auditor.audit_batch(chunk, step=step, interventions=interventions, max_concurrency=concurrency)
-            for r in batch.results:
-                results.put_result(r)
-                budget.spend(r.model_calls)
+            with uninterrupted():  # a trace's results are stored together (a resumed run skips the trace)
+                for r in batch.results:
+                    results.put_result(r)
+                    budget.spend(r.model_calls)
             collected.extend(batch.results)
             progress.advance(task, len(chunk))
     report = build_report(collected)
     if report.nothing_to_audit:
         console.print(
-            f"{report.nothing_to_audit} of {len(traces)} runs had no step to audit (the agent answered in its first "
+            f"{report.nothing_to_audit} of {len({*(t.trace_id for t in traces), *(r.trace_id for r in prior)})} runs "
+            "had no step to audit (the agent answered in its first "
             "turn, so no reasoning step precedes the answer)"
         )
     return report
+
+
+def already_audited(results: ResultStore, traces: Sequence[Trace], interventions: Sequence[str]) -> list[AuditResult]:
+    """The stored results of the traces whose every intervention was audited (the ones an interrupted run finished:
+    a trace's results are stored together, once its audit is done)."""
+    wanted = {t.trace_id for t in traces}
+    by_trace: dict[str, list[AuditResult]] = {}
+    for r in results.list_results():
+        if r.trace_id in wanted:
+            by_trace.setdefault(r.trace_id, []).append(r)
+    kinds = set(interventions)
+    return [r for rs in by_trace.values() if kinds <= {r.intervention_type for r in rs} for r in rs]
 
 
 def _fmt(value: float | None, pct: bool = True) -> str:
     if value is None:
         return "-"
     return f"{value:.0%}" if pct else f"{value:.2f}"
-
-
-def _tracking_cell(agg: Aggregate) -> str:
-    """tracks/elsewhere/stayed over the audits with a tracking verdict."""
-    if not agg.tracked:
-        return "-"
-    return f"{agg.tracks}/{agg.moved_elsewhere}/{agg.stayed}"
-
-
-def print_summary(report: AuditReport, title: str, *, calibration_note: str | None = None) -> None:
-    """The table by domain and intervention type, with Wilson intervals; controls shown beside; then the raw and
-    corrected rates side by side, the decisiveness gate's rejections (and thoughts that commit to no answer) and
-    tracking, per type.
-
-    Args:
-        report: The report (with its corrected rates when a calibration was applied).
-        title: The table's title.
-        calibration_note: Why no calibration was applied, when the caller looked for one (the demo).
-    """
-    if report.coverage is not None:  # the first number of every summary: how much of the loop the rates cover
-        _say(report.coverage.summary())
-    table = Table(title=title)
-    groups: dict[tuple[str, str, str], list[AuditResult]] = {}
-    for r in report.results:
-        groups.setdefault((_link_order(r.link), domain_group(r), r.intervention_type), []).append(r)
-    widths = {
-        "link": max((len(k) for k, _, _ in groups), default=4),
-        "domain": max((len(d) for _, d, _ in groups), default=6),
-        "intervention": max((len(k) + (10 if is_control(k) else 0) for _, _, k in groups), default=12),
-    }
-    columns = (
-        "link", "domain", "intervention", "scored", "violation rate", "95% CI", "mean φ", "not decisive",
-        "tracks / else / stayed", "n/a", "failed",
-    )  # fmt: skip
-    for column in columns:
-        if column in widths:  # the names are what a reader looks for: never cut them
-            table.add_column(column, justify="left", no_wrap=True, min_width=widths[column])
-        else:
-            table.add_column(column, justify="right")
-    last: tuple[str, str] | None = None
-    for (link, domain, kind), items in sorted(groups.items()):
-        if last is not None and (link, domain) != last:
-            table.add_section()
-        last = (link, domain)
-        agg = aggregate(items)
-        ci = agg.violation_rate_ci
-        table.add_row(
-            link.partition(" ")[2],
-            domain,
-            f"{kind} [dim](control)[/dim]" if is_control(kind) else kind,
-            str(agg.scored),
-            # a control's "violation" is its answer holding, which is what a control should do: say so
-            f"held {_fmt(agg.violation_rate)}" if is_control(kind) else _fmt(agg.violation_rate),
-            f"[{ci[0]:.0%}, {ci[1]:.0%}]" if ci else "-",
-            _fmt(agg.mean_phi, pct=False),
-            str(agg.not_decisive),
-            _tracking_cell(agg),
-            str(agg.not_applicable),
-            str(agg.failed),
-        )
-    console.print(table)
-    for line in link_lines(report):
-        _say(line)
-    o = report.overall
-    ci = o.violation_rate_ci
-    say = _say
-    say(
-        f"{report.main_link} contradictions: violation rate {_fmt(o.violation_rate)} over {o.scored} scored audits"
-        + (f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
-        + (f", mean φ {o.mean_phi:.2f}" if o.mean_phi is not None else "")
-        + f"; no verdict: {o.inconclusive} (length gate {o.length_gate_exempted}), failed: {o.failed}, "
-        f"traces with nothing to audit: {o.nothing_to_audit}"
-    )
-    say(rates_line(report, calibration_note))
-    for line in gate_lines(report):
-        say(line)
-    p = report.placebo
-    if p is not None and p.queries:
-        say(
-            f"placebo (paraphrase): answer held in {_fmt(p.placebo_rate)} vs {_fmt(p.violation_rate)} under "
-            f"contradictions over {p.queries} paired queries; placebo-corrected violation rate "
-            f"{_fmt(p.corrected_violation_rate)} (paired test p = {_fmt(p.p_value, pct=False)})"
-        )
-
-
-def _link_order(link: str) -> str:
-    """Sorts links in the order of the agent's loop (the number is dropped when printed)."""
-    return f"{LINKS.index(link) if link in LINKS else len(LINKS)} {link}"
 
 
 def link_lines(report: AuditReport) -> list[str]:
@@ -286,10 +213,6 @@ def link_lines(report: AuditReport) -> list[str]:
         controls = controls_summary(report, link)
         lines.append(line + (f"; controls (answer held): {controls}" if controls else ""))
     return lines
-
-
-def _say(line: str) -> None:
-    console.print(line, soft_wrap=True, highlight=False)
 
 
 def rates_line(report: AuditReport, calibration_note: str | None = None) -> str:

@@ -14,7 +14,7 @@ either does not answer as it should.
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,6 +29,10 @@ from ariadne_lc.cli._audit_cmd import (
     parse_step,
 )
 from ariadne_lc.cli._common import console, one_line_errors
+from ariadne_lc.cli._interrupt import interruptible
+
+if TYPE_CHECKING:
+    from ariadne_lc.server import RemoteAuditor, ServerPoller
 
 __all__ = ["poll"]
 
@@ -77,6 +81,14 @@ def poll(
         max_audits_per_minute=max_audits_per_minute,
         max_model_calls_per_hour=max_model_calls_per_hour,
     )
+    kept = f"the jobs and the poll's cursor are kept in {jobs}; run the same command again to go on"
+    with interruptible(lambda: kept):
+        _run(poller, remote, server=server, jobs=jobs, interval=interval, once=once, audit=audit)
+
+
+def _run(poller: ServerPoller, remote: RemoteAuditor, *, server: str, jobs: str, interval: float, once: bool,
+         audit: bool) -> None:  # fmt: skip
+    """Poll (once until caught up, or every ``interval`` until Ctrl-C), audit, and always shut the poller down."""
     try:
         if once:
             threads = offered = 0
@@ -99,8 +111,6 @@ def poll(
         console.print(f"polling {server} every {interval:g} s (Ctrl-C stops); jobs in {jobs}")
         while True:
             time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
     finally:
         poller.shutdown()
         remote.close()

@@ -10,7 +10,7 @@ import typer
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report
 from ariadne_lc.cli._common import console, fail, one_line_errors
 from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
-from ariadne_lc.cli._pipeline import print_summary
+from ariadne_lc.cli._summary import DETAIL_HELP, print_summary
 from ariadne_lc.report import load_report, write_audit_reports
 
 __all__ = ["report"]
@@ -30,6 +30,7 @@ def report(
     lam: Annotated[
         int, typer.Option(help="The λ the results were scored with (checked against the calibration).")
     ] = 10,
+    detail: Annotated[bool, typer.Option("--detail", help=DETAIL_HELP)] = False,
 ) -> None:
     """Re-render JSON, Markdown and HTML reports from stored results.
 
@@ -51,6 +52,6 @@ def report(
     )
     directory = output or source.parent
     paths = write_audit_reports(rebuilt, directory, title=title, source=str(source))
-    print_summary(rebuilt, title)
+    print_summary(rebuilt, title, detail=detail)
     console.print("reports: " + ", ".join(str(p) for p in paths.values()))
     raise typer.Exit(gate(rebuilt, fail_above))

@@ -12,7 +12,7 @@ so that an unreachable broker or database is one line naming it, not a traceback
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlsplit
 
 import typer
@@ -27,6 +27,10 @@ from ariadne_lc.cli._audit_cmd import (
     parse_step,
 )
 from ariadne_lc.cli._common import EXIT_GATE, console, fail, one_line_errors
+from ariadne_lc.cli._interrupt import EXIT_INTERRUPTED, Interruption
+
+if TYPE_CHECKING:
+    from ariadne_lc.distributed import WorkerConfig
 
 __all__ = ["check_service", "worker", "workers"]
 
@@ -99,7 +103,7 @@ def worker(
     """Consume audit tasks: claim each job in Postgres, audit it on your graph, commit the results once."""
     links = parse_links(link)  # bad options are one line before any service is contacted
     kinds, selector = tuple(parse_interventions(interventions)), parse_step(step)
-    from ariadne_lc.distributed import WorkerConfig, broker_kind, run_worker
+    from ariadne_lc.distributed import WorkerConfig, broker_kind
 
     for name, url in (("--jobs", jobs), ("--checkpointer", checkpointer)):
         if url is not None and not url.startswith(("postgresql://", "postgres://")):
@@ -137,9 +141,40 @@ def worker(
         hostname=hostname,
         loglevel=loglevel,
     )
-    status = run_worker(config)
+    status = _run_interruptible(config, jobs)
     if status:
         raise typer.Exit(status)  # Celery logged why; a supervisor restarts a worker that exits non-zero
+
+
+def _run_interruptible(config: WorkerConfig, jobs: str) -> int:
+    """Run the worker; on Ctrl-C, Celery's warm shutdown (no new task; a second Ctrl-C cancels the ones in flight)
+    with the deadline of every long command (:mod:`ariadne_lc.cli._interrupt`), the line saying what is kept, exit
+    130. Audits cut short are not lost: their jobs are claimed under a lease, and go to a worker again when it ends."""
+    from celery import signals
+
+    from ariadne_lc.distributed import run_worker
+    from ariadne_lc.distributed._preflight import masked
+
+    stop = Interruption(
+        lambda: (
+            f"every audit finished is committed in {masked(jobs)}; the audits in flight go to a worker again when "
+            "their lease ends; start the worker again to go on"
+        )
+    )
+
+    def on_shutting_down(sig: str = "", **_: Any) -> None:  # Celery calls it from its signal handler
+        if sig == "SIGINT":
+            stop.begin()
+
+    signals.worker_shutting_down.connect(on_shutting_down, weak=False)
+    try:
+        status = run_worker(config)
+    finally:
+        signals.worker_shutting_down.disconnect(on_shutting_down)
+    if stop.interrupted:
+        stop.announce()
+        raise typer.Exit(EXIT_INTERRUPTED)
+    return status
 
 
 @one_line_errors

@@ -10,8 +10,17 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from ariadne_lc import AriadneMiddleware
 from ariadne_lc.interventions.implied import RuleReader
-from ariadne_lc.testing import ScriptedChatModel, calculator, faithful_arithmetic_model, unfaithful_arithmetic_model
+from ariadne_lc.store import SQLiteTraceStore
+from ariadne_lc.testing import (
+    ScriptedChatModel,
+    arithmetic_tools,
+    calculator,
+    faithful_arithmetic_model,
+    planning_tool_model,
+    unfaithful_arithmetic_model,
+)
 
 
 def _saver() -> SqliteSaver:
@@ -37,3 +46,16 @@ def _read_last_calculation(messages: list[BaseMessage]) -> AIMessage:
 def reader() -> ScriptedChatModel:
     """A reader model for ``--reader tests.cli.graphs:reader`` (reads as the rule reader does, as a chat model)."""
     return ScriptedChatModel(script=_read_last_calculation)
+
+
+def planning(action: str = "thought", answer: str = "observation") -> Any:
+    """A tool-calling agent audited on every link (``planning_tool_model``), recorded by ``AriadneMiddleware`` into the
+    SQLite trace store ``$ARIADNE_TEST_TRACES``: record with it, then ``audit --traces`` that store."""
+    store = SQLiteTraceStore(os.environ["ARIADNE_TEST_TRACES"])
+    model = planning_tool_model(action=action, answer=answer)  # type: ignore[arg-type]
+    return create_agent(model, arithmetic_tools(), checkpointer=_saver(), middleware=[AriadneMiddleware(store)])
+
+
+def planning_unfaithful() -> Any:
+    """The planning agent whose answer ignores its tool's output (flagged on ``observation->answer``)."""
+    return planning(answer="question")

@@ -27,19 +27,18 @@ def queries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_audit_queries_reports_and_gate(queries: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = ["audit", "--graph", "tests.cli.graphs:unfaithful", "--queries", str(queries), "--output", str(out)]
-    result = runner.invoke(app, [*args, "--interventions", "logic_flip,premise_negation"])
+    result = runner.invoke(app, [*args, "--interventions", "logic_flip,premise_negation", "--detail"])
     assert result.exit_code == 0, result.output
-    assert "violation rate 100%" in result.output
+    output = " ".join(result.output.split())  # the long lines of --detail, unwrapped
+    assert "violation rate 100%" in output
     # negating the premise leaves "6 * 7" in place: the gate rejects it, per type in the summary
     gate = "decisiveness gate (reader rule): 3 of 6 contradictions (50%) rejected as not decisive, 0 as incoherent"
-    assert gate in result.output
-    assert "by type: logic_flip 0/3, premise_negation 3/3" in result.output
-    assert "the answer moved to what the contradicted thought implies in 0 of 3 scored audits" in result.output
-    assert "elsewhere 0, stayed 3" in result.output
-    assert "reader and agent: the gate's reading of the original thought was the recorded answer in 3 of 3" in (
-        result.output
-    )
-    assert "raw violation rate 100% (95% CI 44%-100%) | corrected: no calibration" in result.output
+    assert gate in output
+    assert "by type: logic_flip 0/3, premise_negation 3/3" in output
+    assert "the answer moved to what the contradicted thought implies in 0 of 3 scored audits" in output
+    assert "elsewhere 0, stayed 3" in output
+    assert "reader and agent: the gate's reading of the original thought was the recorded answer in 3 of 3" in output
+    assert "raw violation rate 100% (95% CI 44%-100%) | corrected: no calibration" in output
     assert {p.name for p in out.iterdir()} >= {"results.db", "traces.db", "report.json", "report.md", "report.html"}
     assert len(SQLiteResultStore(out / "results.db").list_results()) == 6
     document = json.loads((out / "report.json").read_text())
@@ -47,11 +46,13 @@ def test_audit_queries_reports_and_gate(queries: Path, tmp_path: Path) -> None:
     assert document["aggregate"]["by_domain"]["math"]["violation_rate"] == 1.0
     gated = runner.invoke(app, [*args, "--interventions", "logic_flip", "--fail-above", "0.5"])
     assert gated.exit_code == 1 and "--fail-above 50.0%: failed on the raw violation rate 100.0%" in gated.output
-    placebo = runner.invoke(app, [*args[:-1], str(tmp_path / "placebo"), "--interventions", "logic_flip,paraphrase"])
+    placebo_args = [*args[:-1], str(tmp_path / "placebo"), "--interventions", "logic_flip,paraphrase", "--detail"]
+    placebo = runner.invoke(app, placebo_args)
     assert placebo.exit_code == 0, placebo.output
     # a control's rate is how often its answer held: the table says so instead of calling it a violation rate
     row = next(line for line in placebo.output.splitlines() if "paraphrase (control)" in line)
-    assert "held" in row and "100%" not in row.split("│")[5]
+    assert row.split()[3:6] == ["3", "held", "100%"]
+    assert "controls: thought->answer: paraphrase held 3/3" in placebo.output  # and the summary
 
 
 def test_audit_with_a_model_reader(queries: Path, tmp_path: Path) -> None:
@@ -59,7 +60,7 @@ def test_audit_with_a_model_reader(queries: Path, tmp_path: Path) -> None:
     kinds = ["--interventions", "logic_flip,premise_negation"]
     result = runner.invoke(app, [*args, *kinds, "--reader", "tests.cli.graphs:reader"])
     assert result.exit_code == 0, result.output
-    assert "decisiveness gate (reader model:ScriptedChatModel): 3 of 6 contradictions (50%)" in result.output
+    assert "gate (reader model:ScriptedChatModel): 3 of 6 edits rejected: not decisive 3," in result.output
     stored = SQLiteResultStore(tmp_path / "results.db").list_results()
     readers = {r.decisiveness.reader for r in stored if r.decisiveness}
     assert readers == {"model:ScriptedChatModel"}

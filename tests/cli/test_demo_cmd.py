@@ -8,6 +8,7 @@ questions, the ReAct agent, the SQLite checkpointer, the auditor, the reports.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -97,8 +98,11 @@ def demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _run(out: Path, *extra: str) -> Any:
-    """The SmolLM2 ReAct demo (``--agent react``: the default runs the tool-calling agent when Qwen is installed)."""
-    return runner.invoke(app, ["demo", "--agent", "react", "--n-per-domain", "1", "--output", str(out), *extra])
+    """The SmolLM2 ReAct demo (``--agent react``: the default runs the tool-calling agent when Qwen is installed),
+    with ``--detail``; its output with the long lines unwrapped."""
+    args = ["demo", "--agent", "react", "--n-per-domain", "1", "--output", str(out), "--detail", *extra]
+    result = runner.invoke(app, args)
+    return result, " ".join(result.output.split())
 
 
 def test_the_demo_runs_the_tool_calling_agent_when_qwen_is_installed(tmp_path: Path) -> None:
@@ -114,27 +118,27 @@ def test_an_unknown_agent_is_refused(tmp_path: Path) -> None:
 
 
 def test_demo_says_why_a_calibration_for_another_configuration_is_not_applied(demo: Path) -> None:
-    result = _run(demo)
+    result, output = _run(demo)
     assert result.exit_code == 0, result.output
-    assert "no calibration: the calibration in" in result.output
-    assert "does not fit this run" in result.output and "decisive: False != True" in result.output
-    assert "| corrected: no calibration (the calibration in" in result.output  # beside the raw rate
+    assert "no calibration: the calibration in" in output
+    assert "does not fit this run" in output and "decisive: False != True" in output
+    assert "| corrected: no calibration (the calibration in" in output  # beside the raw rate
     # every question left a step to audit, and the gate read the thoughts with the agent's own model
-    assert "traces with nothing to audit: 0" in result.output
-    assert "decisiveness gate (reader model:DemoModel):" in result.output
-    assert "rejected as not decisive" in result.output and "conclusion_swap" in result.output
+    assert "traces with nothing to audit: 0" in output
+    assert "decisiveness gate (reader model:DemoModel):" in output
+    assert "rejected as not decisive" in output and "conclusion_swap" in output
     assert json.loads((demo / "report.json").read_text())["aggregate"]["corrected"] is None
 
 
 def test_demo_applies_a_matching_calibration_and_gates_on_the_corrected_rate(demo: Path, tmp_path: Path) -> None:
     matching = _calibration(tmp_path, DEMO_CONFIG, fa=2, miss=2)
-    result = _run(demo, "--calibration", str(matching), "--fail-above", "0.5")
+    result, output = _run(demo, "--calibration", str(matching), "--fail-above", "0.5")
     assert result.exit_code == 0, result.output
-    assert f"calibration: {matching}" in result.output
+    assert f"calibration: {matching}" in output
     # the scripted agent is faithful: raw 0%, corrected 0% with FA 20%, M 20%
-    assert "raw violation rate 0% (95% CI" in result.output and "| corrected violation rate 0%" in result.output
-    assert "FA 20%, M 20%" in result.output
-    assert "--fail-above 50.0%: passed on the corrected violation rate 0.0%" in result.output
+    assert "raw violation rate 0% (95% CI" in output and "| corrected violation rate 0%" in output
+    assert "FA 20%, M 20%" in output
+    assert "--fail-above 50.0%: passed on the corrected violation rate 0.0%" in output
     corrected = json.loads((demo / "report.json").read_text())["aggregate"]["corrected"]
     assert corrected["false_alarm"] == 0.2 and corrected["corrected"] == 0.0
 
@@ -143,10 +147,10 @@ def test_demo_with_an_uninformative_calibration_says_no_information_and_fails_th
     demo: Path, tmp_path: Path
 ) -> None:
     useless = _calibration(tmp_path, DEMO_CONFIG, fa=6, miss=5)
-    result = _run(demo, "--calibration", str(useless), "--fail-above", "0.5")
+    result, output = _run(demo, "--calibration", str(useless), "--fail-above", "0.5")
     assert result.exit_code == 1, result.output
-    assert "| corrected: no information (FA + M = 0.60 + 0.50 >= 1" in result.output
-    assert "--fail-above 50.0%: no information:" in result.output
+    assert "| corrected: no information (FA + M = 0.60 + 0.50 >= 1" in output
+    assert "--fail-above 50.0%: no information:" in output
 
 
 def test_committed_calibration_is_found_in_the_checkout(tmp_path: Path) -> None:
@@ -158,3 +162,22 @@ def test_committed_calibration_is_found_in_the_checkout(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text("{")
     assert "does not fit this run" in (demo_calibration(broken, DEMO_CONFIG, explicit=True).note or "")
+
+
+def test_the_demo_summary_fits_100_columns_and_detail_adds_the_tables(demo: Path) -> None:
+    args = ["demo", "--agent", "react", "--n-per-domain", "1", "--output", str(demo)]
+    result = runner.invoke(app, args, env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.output.splitlines() if len(line) > 100] == []
+    lines = result.output.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("link "))
+    row = lines[header + 1].split()
+    assert row[:3] == ["thought->answer", "faithful", "0%"] and re.search(r"\[0%, \d+%\]", lines[header + 1])
+    assert any(line.startswith("gate (reader model:DemoModel): ") for line in lines)
+    assert any(line.startswith("controls: thought->answer: paraphrase held ") for line in lines)
+    assert not any(line.split()[:2] == ["intervention", "domain"] for line in lines)
+    detail = runner.invoke(app, [*args, "--detail"], env={"COLUMNS": "100"})
+    assert detail.exit_code == 0, detail.output
+    assert [line for line in detail.output.splitlines() if len(line) > 100] == []
+    assert any(line.split()[:3] == ["intervention", "domain", "N"] for line in detail.output.splitlines())
+    assert any(line.split()[:1] == ["logic_flip"] for line in detail.output.splitlines())
