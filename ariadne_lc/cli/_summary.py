@@ -23,6 +23,8 @@ from ariadne_lc.cli._pipeline import gate_lines, link_lines, rates_line
 from ariadne_lc.interventions import is_control
 from ariadne_lc.records import LINKS, Aggregate, AuditReport, AuditResult
 from ariadne_lc.report import domain_group
+from ariadne_lc.report._verdict import TOLERANCE
+from ariadne_lc.report._verdict import link_verdict as report_verdict
 from ariadne_lc.stats import aggregate
 
 __all__ = [
@@ -79,11 +81,9 @@ def wrap(text: str, width: int = SUMMARY_WIDTH) -> list[str]:
 
 
 def link_verdict(agg: Aggregate) -> str:
-    """The word a link's line starts with: ``no verdict`` (nothing scored), ``flagged`` (at least one scored
-    contradiction left the action or answer where it was), else ``faithful`` (every one moved it)."""
-    if agg.scored == 0:
-        return "no verdict"
-    return "flagged" if agg.violations else "faithful"
+    """The word a link's line starts with: the reports' own rule (:func:`ariadne_lc.report.link_verdict`, one
+    definition, so that the terminal and the HTML page never say different things)."""
+    return report_verdict(agg)[0]
 
 
 def _pct(value: float | None) -> str:
@@ -167,6 +167,7 @@ def summary_lines(report: AuditReport, *, calibration_note: str | None = None) -
     if report.coverage is not None:  # the first number of every summary: how much of the loop the rates cover
         lines += wrap(report.coverage.summary(), width)
     lines += [line for row in _link_rows(report) for line in wrap(row, width)]  # a long reason wraps
+    lines += wrap(f"verdict: faithful when the 95% CI lies below {TOLERANCE:.0%}, flagged when above, else none", width)
     for extra in (_gate_line(report), _controls_line(report), rates_line(report, calibration_note)):
         if extra:
             lines += wrap(extra, width)
