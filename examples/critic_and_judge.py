@@ -175,7 +175,7 @@ def _table(name: str, report: AuditReport) -> Table:
     for kind in (k for k in KINDS if k in aggregates):
         agg = aggregates[kind]
         role = ROLES.get(kind, "control") if kind in report.by_control else "contradiction"
-        if kind == KINDS[len(CONTRADICTIONS) - 1]:
+        if kind == KINDS[len(THOUGHT_CONTRADICTIONS) - 1]:
             table.add_section()
         table.add_row(
             kind,

@@ -261,7 +261,7 @@ def _kept(output: Path, *, recorded: bool) -> str:
 
 def _audit_local(
     compiled: Any, graph: str, output: Path, queries: Path | None, traces: Path | None, kinds: list[str],
-    selector: StepSelector, limit: int | None, concurrency: int, max_calls: int | None,
+    selector: StepSelector | None, limit: int | None, concurrency: int, max_calls: int | None,
     auditor_kwargs: dict[str, Any], calibration: Path | None, model: str | None, tau: float, lam: int,
     fail_above: float | None, detail: bool,
 ) -> None:  # fmt: skip
