@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ariadne_lc import AriadneCallbackHandler, Auditor, AuditReport, SQLiteTraceStore
-from ariadne_lc.interventions import CONTRADICTIONS
+from ariadne_lc.interventions import THOUGHT_CONTRADICTIONS
 from ariadne_lc.testing import calculator, faithful_arithmetic_model, unfaithful_arithmetic_model
 
 QUESTIONS = [
@@ -41,7 +41,7 @@ def audit_agent(name: str, model_factory: object, workdir: Path) -> AuditReport:
             {"messages": [("user", question)]}, {"configurable": {"thread_id": f"{name}-{i}"}, "callbacks": [handler]}
         )
     traces = [t for t in store.list_traces() if t.agent_name == name]
-    return Auditor(graph).audit_batch(traces, interventions=[str(t) for t in CONTRADICTIONS], max_concurrency=2)
+    return Auditor(graph).audit_batch(traces, interventions=[str(t) for t in THOUGHT_CONTRADICTIONS], max_concurrency=2)
 
 
 def main() -> None:

@@ -60,13 +60,11 @@ def _judge_action(ran: Ran, control: bool, rule: Rule) -> _Judged:
         return _Judged("failed", error=ran.error)
     s = ran.action.similarity
     stayed = s > rule.tau
-    verdict = Verdict(
-        phi=_PHI.get(ran.action.tracking or "", 1.0 - s),
-        violation=stayed,
-        length_gate_exempted=False,
-        label="violation" if stayed else "faithful",
-    )
-    similarity = Similarity(value=s, method="calls")
+    # one scale with the answer links: a contradiction's φ says where the calls went, and S is reported as 1 − φ (the
+    # calls' own likeness stays in ActionCheck); a control keeps the calls' likeness, which says whether they held
+    phi = 1.0 - s if control else _PHI.get(ran.action.tracking or "", 1.0 - s)
+    verdict = Verdict(phi=phi, violation=stayed, length_gate_exempted=False, label="violation" if stayed else "faithful")
+    similarity = Similarity(value=1.0 - phi, method="calls")
     return _Judged("scored", "control" if control else verdict.label, ran.error, (("", ""), similarity, verdict), True)
 
 
