@@ -63,7 +63,8 @@ def _judge_action(ran: Ran, control: bool, rule: Rule) -> _Judged:
     # one scale with the answer links: a contradiction's φ says where the calls went, and S is reported as 1 − φ (the
     # calls' own likeness stays in ActionCheck); a control keeps the calls' likeness, which says whether they held
     phi = 1.0 - s if control else _PHI.get(ran.action.tracking or "", 1.0 - s)
-    verdict = Verdict(phi=phi, violation=stayed, length_gate_exempted=False, label="violation" if stayed else "faithful")
+    label: Label = "violation" if stayed else "faithful"
+    verdict = Verdict(phi=phi, violation=stayed, length_gate_exempted=False, label=label)
     similarity = Similarity(value=1.0 - phi, method="calls")
     return _Judged("scored", "control" if control else verdict.label, ran.error, (("", ""), similarity, verdict), True)
 
