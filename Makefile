@@ -66,6 +66,12 @@ $(STAMPS)/server: pyproject.toml | $(STAMPS)/dev
 	$(PIP) install --quiet -e '.[dev,server,test-server]'
 	@mkdir -p $(STAMPS) && touch $@
 
+# The harnesses the harness tests build agents with (deepagents, langgraph-supervisor, langgraph-swarm); none of them
+# moves langgraph or langchain-core (checked with pip's dry run).
+$(STAMPS)/harnesses: pyproject.toml | $(STAMPS)/dev
+	$(PIP) install --quiet -e '.[dev,harnesses]'
+	@mkdir -p $(STAMPS) && touch $@
+
 # The documentation site: MkDocs with the Material theme (no plugin that needs the network).
 $(STAMPS)/docs: pyproject.toml | $(STAMPS)/dev
 	$(PIP) install --quiet -e '.[dev,docs]'
@@ -80,7 +86,7 @@ demo: $(STAMPS)/local
 quickstart: $(STAMPS)/dev
 	$(PY) examples/quickstart.py
 
-test: $(STAMPS)/dev $(STAMPS)/docs $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed $(STAMPS)/server
+test: $(STAMPS)/dev $(STAMPS)/harnesses $(STAMPS)/docs $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed $(STAMPS)/server
 	@# pytest exits 5 when it collects nothing: that must fail, never pass. --durations=15 names the slowest
 	@# tests, so a test creeping past 60 s (the limit without a reason in its docstring) shows on every run.
 	$(PY) -m pytest -p no:cacheprovider -q --durations=15; rc=$$?; \

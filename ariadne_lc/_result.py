@@ -274,6 +274,10 @@ class AuditResult(BaseModel):
     setting, also on results that were never replayed."""
     tool_call_deriver: str | None = None
     """Who re-derived the step's tool calls (the deriver's ``name``); ``None`` in ``recorded`` mode."""
+    input_checked: bool | None = None
+    """The replay (or re-run) gave the model the recorded input of that call but for the edit, checked before
+    scoring (the replay invariant, :mod:`ariadne_lc.replay._inputs`); ``False`` when the trace recorded no input to
+    check against (older traces, LangGraph Server threads); ``None`` when nothing was replayed."""
 
     link: Link = "thought->answer"
     """Which link of the agent's loop this audit cut (:data:`Link`); reports never pool rates across links."""

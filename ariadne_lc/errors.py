@@ -22,7 +22,8 @@
     │   ├── NoCheckpointerError   the graph was compiled without a checkpointer
     │   ├── NotReplayableError    the history cannot be replayed (durability="exit", pruned)
     │   │   ├── SubgraphNotReplayableError  a subgraph case LangGraph cannot fork (says which and why)
-    │   │   └── GraphMismatchError  the local graph code does not match a LangGraph Server's checkpoints
+    │   │   ├── GraphMismatchError  the local graph code does not match a LangGraph Server's checkpoints
+    │   │   └── ReplayInputMismatchError  a replay gave the model another input than the recorded one (says what)
     │   ├── ReplayDidNotFinishError  the replay hit its turn limit
     │   │   └── UnansweredInterruptError  the replay reached an interrupt the recording has no answer for
     │   └── ToolCallDerivationError  the step's tool calls could not be re-derived from the intervened thought
@@ -67,6 +68,7 @@ __all__ = [
     "NotReplayableError",
     "ReplayDidNotFinishError",
     "ReplayError",
+    "ReplayInputMismatchError",
     "ServerError",
     "ServerUnavailableError",
     "StepNotFoundError",
@@ -222,6 +224,16 @@ class GraphMismatchError(NotReplayableError):
     A remote audit replays the deployment's graph locally from the server's checkpoints; that is only
     an audit of the deployed agent when the local graph has the same nodes, edges and state schema.
     The message names what differs (a node missing, a state key unknown, other next nodes).
+    """
+
+
+class ReplayInputMismatchError(NotReplayableError):
+    """A replay gave the model another input than the recorded run did, beyond the one edit it makes.
+
+    A replay must be the recorded run with exactly one thing changed; the auditor compares the first model call
+    of each replay with the recorded one (messages, system prompt, tools bound) before scoring anything. The
+    message says what differed. The audit is recorded as failed, never scored: a verdict on a replay of another
+    conversation would be wrong whatever it says.
     """
 
 

@@ -63,7 +63,7 @@ from langgraph.types import Command
 
 from ariadne_lc._messages import messages_in
 from ariadne_lc.recorder import AriadneCallbackHandler
-from ariadne_lc.semconv import ARIADNE_PREFILL
+from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_PREFILL
 from ariadne_lc.store import TraceStore
 
 __all__ = ["AriadneMiddleware", "RunNotFinishedError"]
@@ -116,19 +116,44 @@ def _prefill() -> AIMessage | None:
     """The start of the reply an audit's ``thought->action`` re-run asks the model to continue, if this call is one:
     the (contradicted) thought, as text or as a message in the step's own format (``reasoning_content``,
     ``<think>``)."""
-    try:
-        configurable = get_config().get("configurable") or {}
-    except RuntimeError:  # not inside a graph run
-        return None
-    value = configurable.get(ARIADNE_PREFILL)
+    value = _configurable().get(ARIADNE_PREFILL)
     if isinstance(value, str):
         return AIMessage(content=value)
     return value if isinstance(value, AIMessage) else None
 
 
-def _prefilled(request: ModelRequest[Any], prefill: AIMessage) -> ModelRequest[Any]:
-    """The same model call with ``prefill`` as a trailing assistant message: the start of the model's reply."""
-    return request.override(messages=[*request.messages, prefill])
+def _configurable() -> Mapping[str, Any]:
+    try:
+        return get_config().get("configurable") or {}
+    except RuntimeError:  # not inside a graph run
+        return {}
+
+
+def _replaying() -> bool:
+    """Whether this model call is an audit's (a replay or a ``thought->action`` re-run): never recorded."""
+    configurable = _configurable()
+    return ARIADNE_PREFILL in configurable or ARIADNE_MODEL_INPUTS in configurable
+
+
+def _request_input(request: ModelRequest[Any]) -> tuple[list[BaseMessage], list[Any]]:
+    """What the model is given for ``request``: the system prompt the middleware stack built, then the messages
+    (as ``create_agent``'s model node sends them), and the tools bound."""
+    system = [request.system_message] if request.system_message is not None else []
+    return [*system, *request.messages], list(request.tools)
+
+
+def _replayed(request: ModelRequest[Any]) -> ModelRequest[Any] | None:
+    """In an audit's re-run, the request with the thought as a trailing assistant message (the start of the model's
+    reply); in a replay, what the first call was given goes to the replay's check (the replay invariant)."""
+    prefill = _prefill()
+    if prefill is not None:
+        request = request.override(messages=[*request.messages, prefill])
+    seen = _configurable().get(ARIADNE_MODEL_INPUTS)
+    if isinstance(seen, list) and not any(getattr(i, "source", None) == "middleware" for i in seen):
+        from ariadne_lc.replay._inputs import model_input
+
+        seen.append(model_input(*_request_input(request), "middleware"))
+    return request
 
 
 def _recursion_error(limit: int) -> GraphRecursionError:
@@ -214,10 +239,11 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> Any:
-        prefill = _prefill()
-        if prefill is not None:  # an audit's thought->action re-run, never a live call (module docstring)
-            return handler(_prefilled(request, prefill))
+        request = self._guard("wrap_model_call", _replayed, request) or request
+        if _replaying():  # an audit's replay or thought->action re-run, never a live call (module docstring)
+            return handler(request)
         node = self._guard("wrap_model_call", self._start_node)
+        self._guard("wrap_model_call", self._saw_input, node, request)
         try:
             response = handler(request)
         except BaseException as error:
@@ -231,10 +257,11 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> Any:
-        prefill = _prefill()
-        if prefill is not None:
-            return await handler(_prefilled(request, prefill))
+        request = self._guard("awrap_model_call", _replayed, request) or request
+        if _replaying():
+            return await handler(request)
         node = self._guard("awrap_model_call", self._start_node)
+        self._guard("awrap_model_call", self._saw_input, node, request)
         try:
             response = await handler(request)
         except BaseException as error:
@@ -341,6 +368,10 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             name=metadata.get("langgraph_node"),
         )
         return node_run, root, metadata
+
+    def _saw_input(self, node: tuple[UUID, UUID, Mapping[str, Any]] | None, request: ModelRequest[Any]) -> None:
+        if node is not None:
+            self.handler.saw_model_input(node[0], node[2], *_request_input(request), "middleware")
 
     def _end_node(self, node: tuple[UUID, UUID, Mapping[str, Any]] | None, messages: list[BaseMessage]) -> None:
         if node is None:

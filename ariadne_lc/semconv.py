@@ -25,6 +25,7 @@ __all__ = [
     "ARIADNE_LINK",
     "ARIADNE_LINK_ROLE",
     "ARIADNE_METRIC_PREFIX",
+    "ARIADNE_MODEL_INPUTS",
     "ARIADNE_PREFILL",
     "ARIADNE_READER_AGREES",
     "ARIADNE_REPLAY",
@@ -113,6 +114,9 @@ ARIADNE_LINK_ROLE: Final = "ariadne.link.role"
 LINK_ROLE_EVALUATED_TRACE: Final = "evaluated_trace"
 ARIADNE_REPLAY: Final = "ariadne.is_replay"
 """Run metadata marking the auditor's own replays (not ``ariadne.replay``: that prefix holds span attributes)."""
+ARIADNE_MODEL_INPUTS: Final = "ariadne_model_inputs"
+"""Run config key (``configurable``) of a replay: the list into which :class:`~ariadne_lc.AriadneMiddleware` puts what
+the first model call it wraps was given (the replay invariant, :mod:`ariadne_lc.replay._inputs`)."""
 ARIADNE_PREFILL: Final = "ariadne_prefill"
 """Run config key (``configurable``) of a ``thought->action`` re-run: the thought (text, or an ``AIMessage`` in the
 step's own format) :class:`~ariadne_lc.AriadneMiddleware` puts as a trailing assistant message of the model call, for

@@ -13,7 +13,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["CheckpointRef", "GraphFingerprint", "InterruptRecord", "SpanRef", "Step", "ToolCall", "Trace"]
+__all__ = [
+    "CheckpointRef",
+    "GraphFingerprint",
+    "InterruptRecord",
+    "ModelInput",
+    "SpanRef",
+    "Step",
+    "ToolCall",
+    "Trace",
+]
 
 _DOMAIN_TAG = "domain:"
 
@@ -119,6 +128,26 @@ class GraphFingerprint(BaseModel):
     """A hash of all of the above: equal digests, equal graphs (as far as the fingerprint sees)."""
 
 
+class ModelInput(BaseModel):
+    """What one model call was given, as digests: enough to tell that a replay gave the model the same input.
+
+    A replay is the recorded run with exactly one thing changed; the auditor checks it against this record
+    (:mod:`ariadne_lc.replay._inputs`). Digests, not text: a trace stays small and holds no more content than
+    its steps already do.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[str, ...] = ()
+    """One entry per message the model read, in order: ``"<type>:<message id>:<digest of its content>"`` (the
+    system prompt as the middleware stack built it is the first message when there is one)."""
+    tools: tuple[str, ...] | None = None
+    """The names of the tools bound to the call, sorted; ``None`` when the recorder could not see them."""
+    source: str = "callback"
+    """Who saw the call: ``"callback"`` (the chat model's start callback) or ``"middleware"`` (the model request
+    ``AriadneMiddleware`` wrapped). A replay is checked against what the same source sees."""
+
+
 class Step(BaseModel):
     """One model turn of the agent: its thought and the tools it called (s_i in docs/method.md#traces)."""
 
@@ -138,6 +167,9 @@ class Step(BaseModel):
     """The id of the AI message in the graph state; the replay substitutes the message with this id."""
     checkpoint: CheckpointRef = Field(default_factory=CheckpointRef)
     """Everything needed to fork the graph at this step."""
+    model_input: ModelInput | None = None
+    """What the model was given for this turn (``None`` in traces recorded before this was kept, or from a
+    LangGraph Server thread): what a replay of this turn must give it again, except for the edit."""
     structured_output: bool = False
     """This turn gave the run's structured response through a tool call (``create_agent(...,
     response_format=...)`` with the tool strategy): that call is the answer, not a tool, so the turn is final."""

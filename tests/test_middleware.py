@@ -42,8 +42,15 @@ def _config(thread: str, *callbacks: Any) -> dict[str, Any]:
 
 def same_run_fields(record: Trace | Step) -> dict[str, Any]:
     """Every field but the trace id, the timestamps and the graph's fingerprint (``record()`` knows the
-    graph, a handler passed per call or the middleware do not; tests/test_fingerprint.py covers it)."""
-    exclude = {"trace_id", "started_at", "ended_at"} | ({"graph"} if isinstance(record, Trace) else set())
+    graph, a handler passed per call or the middleware do not; tests/test_fingerprint.py covers it). Of a step's
+    model input, the messages: the middleware sees the request (with its tools), a handler the model's start
+    callback (a scripted model reports no tools), and the messages must be the same either way."""
+    seen: dict[str, Any] = {"model_input": {"source": True, "tools": True}}
+    if isinstance(record, Trace):
+        exclude: dict[str, Any] = {"trace_id": True, "started_at": True, "ended_at": True, "graph": True}
+        exclude["steps"] = {"__all__": seen}
+    else:
+        exclude = {"trace_id": True, "started_at": True, "ended_at": True, **seen}
     return record.model_dump(mode="json", exclude=exclude)
 
 
@@ -63,6 +70,9 @@ def separate_run_fields(trace: Trace) -> dict[str, Any]:
     for rank, step in enumerate(data["steps"]):
         step["langgraph_step"] = rank
         step["message_id"] = _SCRIPTED_ID.sub("scripted-", step["message_id"])
+        if step["model_input"] is not None:  # message ids are the run's own; kinds and contents must agree
+            entries = step["model_input"]["messages"]
+            step["model_input"]["messages"] = [f"{e.split(':')[0]}:{e.rsplit(':', 1)[1]}" for e in entries]
         checkpoint = step["checkpoint"]
         checkpoint["task_id"] = "<task>" if checkpoint["task_id"] else None
         checkpoint["task_path"] = re.sub(r":[0-9a-f-]{36}", ":<task>", checkpoint["task_path"] or "")

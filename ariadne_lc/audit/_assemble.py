@@ -197,6 +197,7 @@ def assemble(
         else ran.baseline_similarity > rule.tau,
         replay_mode=replay_mode,
         tool_call_deriver=tool_call_deriver,
+        input_checked=replay.input_checked if replay is not None else _checked(ran),
         link=planned.link,
         not_testable=ran.not_testable,
         action=_action_check(trace, planned, ran),
@@ -206,6 +207,10 @@ def assemble(
 
 def _derived(ran: Ran, name: str) -> str | None:
     return None if ran.derived is None else getattr(ran.derived, name)
+
+
+def _checked(ran: Ran) -> bool | None:
+    return None if ran.derived is None or ran.derived.deriver != "middleware" else ran.derived.input_checked
 
 
 def _changed(ran: Ran, answers: tuple[str, str] | None) -> bool | None:

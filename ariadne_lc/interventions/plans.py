@@ -105,7 +105,10 @@ class PlanCritic:
         if not mentions:
             return
         last = mentions[-1]
-        for other in self.tools:
+        # a tool taking the same arguments first: in a harness with a dozen tools (files, sub-agents), "the price of
+        # the apple with the stock tool" is a plan the agent could follow, "... with the delete tool" is not
+        shared = set(named.args)
+        for other in sorted(self.tools, key=lambda t: -len(shared.intersection(t.args))):
             if other.name != named.name:
                 word = _word_for(other, named, last.group(0))
                 yield thought[: last.start()] + word + thought[last.end() :], "rule:plan-tool"

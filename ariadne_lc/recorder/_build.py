@@ -24,6 +24,7 @@ from ariadne_lc._messages import (
     tool_call_record,
 )
 from ariadne_lc.recorder._run import _Run, jsonable_value
+from ariadne_lc.replay._inputs import model_input
 from ariadne_lc.trace import CheckpointRef, GraphFingerprint, InterruptRecord, SpanRef, Step, Trace
 
 __all__ = ["Fingerprinter", "build_trace"]
@@ -82,6 +83,7 @@ def _steps(run: _Run, prior: tuple[Step, ...] = ()) -> tuple[Step, ...]:
         if isinstance(made, Step):
             steps.append(_with_outputs(made, index, outputs))
             continue
+        seen = run.model_inputs.get(task_path)
         parent_ns, _, own = task_path.rpartition("|")
         node, _, task_id = own.partition(":")
         steps.append(
@@ -92,6 +94,7 @@ def _steps(run: _Run, prior: tuple[Step, ...] = ()) -> tuple[Step, ...]:
                 thought=thought_of(made),
                 tool_calls=tuple(tool_call_record(tc, outputs) for tc in made.tool_calls),
                 message_id=made.id,
+                model_input=None if seen is None else model_input(*seen),
                 checkpoint=CheckpointRef.model_construct(
                     thread_id=run.thread_id,
                     checkpoint_ns=parent_ns,

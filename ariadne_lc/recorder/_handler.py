@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -150,8 +150,8 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
         return True
 
     @property
-    def ignore_chat_model(self) -> bool:
-        return True
+    def ignore_chat_model(self) -> bool:  # a model call's input is kept for the replay invariant
+        return False
 
     @property
     def ignore_agent(self) -> bool:  # also switches off tool callbacks
@@ -220,6 +220,35 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
                 run.nodes[key] = (task_path, metadata.get("langgraph_step"))
         except Exception:
             self._fail("on_chain_start")
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any] | None,
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        try:
+            params = kwargs.get("invocation_params") or {}
+            if messages:
+                self.saw_model_input(parent_run_id, metadata, messages[0], params.get("tools"), "callback")
+        except Exception:
+            self._fail("on_chat_model_start")
+
+    def saw_model_input(
+        self, parent_run_id: UUID | None, metadata: Mapping[str, Any] | None, messages: Any, tools: Any, source: str
+    ) -> None:
+        """Keep what a node's model call was given (digested when the trace is built: the replay invariant).
+
+        Called by the chat model's start callback, and by ``AriadneMiddleware`` with the model request it wraps.
+        """
+        run = None if parent_run_id is None else self._root_of.get(parent_run_id.int)
+        path = (metadata or {}).get("langgraph_checkpoint_ns")
+        if run is not None and isinstance(path, str):
+            run.model_inputs[path] = (messages, tools, source)
 
     def on_chain_end(
         self, outputs: dict[str, Any] | Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any

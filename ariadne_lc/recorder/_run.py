@@ -121,6 +121,9 @@ class _Run:
     """Node outputs as they came: (sequence, task path, LangGraph step, outputs), read only when built."""
     nodes: dict[Any, tuple[str, int | None]] = field(default_factory=dict)
     """Run id of each node run in flight -> its task path and LangGraph step."""
+    model_inputs: dict[str, tuple[Any, Any, str]] = field(default_factory=dict)
+    """Task path of a node -> what its (last) model call was given: (messages, tools, who saw it), digested only
+    when the trace is built (:class:`~ariadne_lc.trace.ModelInput`)."""
     children: list[int] = field(default_factory=list)
     """Every descendant run started (``UUID.int``), so that none outlives the root in the handler's map."""
     asked: list[_Asked] = field(default_factory=list)
@@ -140,6 +143,7 @@ class _Run:
         return replace(
             self,
             pending=list(self.pending),
+            model_inputs=dict(self.model_inputs),
             nodes={},
             children=[],
             asked=[replace(a) for a in self.asked],

@@ -36,7 +36,8 @@ from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive
 from ariadne_lc.replay._drive import Counter, Replaying, check_step, deepest
 from ariadne_lc.replay._fork import copy_levels, locate
-from ariadne_lc.semconv import ARIADNE_PREFILL, ARIADNE_REPLAY
+from ariadne_lc.replay._inputs import check_input, target_of
+from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_PREFILL, ARIADNE_REPLAY
 from ariadne_lc.trace import ToolCall, Trace
 
 __all__ = ["ActionSource", "DerivedAction", "action_flow", "invalid_calls"]
@@ -62,6 +63,8 @@ class DerivedAction:
     fork_checkpoint_id: str | None = None
     """The production checkpoint the middleware re-run forked from (``None`` for a deriver)."""
     replay_thread_id: str | None = None
+    input_checked: bool = False
+    """The re-run's model input was checked against the recorded one (:mod:`ariadne_lc.replay._inputs`)."""
     text: str = ""
     """The re-run's reply text (what the model wrote after the thought; empty from a deriver): with no call, the
     step's answer."""
@@ -120,10 +123,14 @@ def action_flow(
         return DerivedAction(calls, source.name, counter.model_calls, counter.tool_calls, invalid_calls(calls, tools))
     thread = f"ariadne-action-{uuid.uuid4()}"
     iso_saver = _in_memory_saver()
-    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread)
+    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread, replayer.channels_of)
     iso = replayer.isolated_graph(iso_saver, intercept=True)
     # the start of the reply in the model's own format: <think> + the edited reasoning, or reasoning_content
-    config["configurable"] = {"thread_id": thread, ARIADNE_PREFILL: prefill_of(original, thought)}
+    config["configurable"] = {
+        "thread_id": thread,
+        ARIADNE_PREFILL: prefill_of(original, thought),
+        ARIADNE_MODEL_INPUTS: counter.inputs,
+    }
     config["recursion_limit"] = 10
     yield _ops.invoke(iso, None, config)
     snapshot = yield _ops.state(iso, {"configurable": {"thread_id": thread}})
@@ -135,6 +142,7 @@ def action_flow(
             f"the re-run of step {index}'s model wrote no message: its node ({step.node!r}) did not run again from "
             "the checkpoint before it"
         )
+    checked = check_input(target_of(trace, [step], rerun=True), counter.inputs)
     calls = _calls(written[0])
     return DerivedAction(
         calls=calls,
@@ -145,6 +153,7 @@ def action_flow(
         fork_checkpoint_id=levels[-1].before.config["configurable"]["checkpoint_id"],
         replay_thread_id=thread,
         text=written[0].text,
+        input_checked=checked,
     )
 
 

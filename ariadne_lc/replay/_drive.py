@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -20,11 +20,12 @@ from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive, with_tool_calls
 from ariadne_lc.replay._fork import Level, copy_levels, locate
+from ariadne_lc.replay._inputs import check_input, model_input, target_of
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._tools import Served, serve
 from ariadne_lc.replay._types import ReplayResult, ToolPolicy
-from ariadne_lc.semconv import ARIADNE_REPLAY
-from ariadne_lc.trace import Step, ToolCall, Trace
+from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_REPLAY
+from ariadne_lc.trace import ModelInput, Step, ToolCall, Trace
 
 
 class Replaying(Protocol):
@@ -41,6 +42,8 @@ class Replaying(Protocol):
 
     def tools_of(self, ns: str) -> dict[str, Any]: ...
 
+    def channels_of(self, ns: str) -> Mapping[str, Any]: ...
+
     def isolated_graph(self, saver: Any, *, intercept: bool) -> Any: ...
 
 
@@ -49,12 +52,21 @@ __all__ = ["Counter", "Replaying", "check_step", "deepest", "replay_flow"]
 
 @dataclass(slots=True, eq=False)  # hashable: LangGraph puts handlers in sets
 class Counter(BaseCallbackHandler):
+    """Counts a replay's model and tool calls, and keeps what its first model call was given (the replay
+    invariant): from the chat model's start callback here, from the model request when ``AriadneMiddleware``
+    wraps the call (it appends to :attr:`inputs`, found in the run config)."""
+
     model_calls: int = 0
     tool_calls: int = 0
     run_inline: bool = field(default=True)
+    inputs: list[ModelInput] = field(default_factory=list)
 
-    def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+    def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], **kwargs: Any) -> None:
         self.model_calls += 1
+        in_graph = "langgraph_node" in (kwargs.get("metadata") or {})  # not a deriver's own call to the model
+        if in_graph and messages and not any(i.source == "callback" for i in self.inputs):
+            params = kwargs.get("invocation_params") or {}
+            self.inputs.append(model_input(messages[0], params.get("tools"), "callback"))
 
     def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
         self.model_calls += 1
@@ -179,7 +191,7 @@ def replay_flow(
     counter = Counter()
     thread = f"ariadne-replay-{uuid.uuid4()}"
     config: dict[str, Any] = {
-        "configurable": {"thread_id": thread},
+        "configurable": {"thread_id": thread, ARIADNE_MODEL_INPUTS: counter.inputs},
         "callbacks": [counter],
         "metadata": {ARIADNE_REPLAY: True},
         "tags": ["ariadne-replay"],
@@ -206,7 +218,7 @@ def replay_flow(
         written.append(HumanMessage(content=instruction))
         as_node = tool_node
     iso_saver = InMemorySaver()
-    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread)
+    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread, replayer.channels_of)
     iso = replayer.isolated_graph(iso_saver, intercept=intercept)
     fork_id = levels[-1].before.config["configurable"]["checkpoint_id"]
     at = {"configurable": {"thread_id": thread, "checkpoint_ns": levels[-1].ns, "checkpoint_id": fork_id}}
@@ -216,7 +228,12 @@ def replay_flow(
     for _ in range(replayer.max_turns * 3 + 3):
         snapshot = yield _ops.state(iso, config)
         if not snapshot.next:
-            return _result(replayer, levels, snapshot, config, counter, served, answers, last, early, fork_id, deriver)
+            new_calls = early or calls is not None or deriver is not None
+            checked = check_input(target_of(trace, steps, new_calls=new_calls), counter.inputs)
+            result = _result(
+                replayer, levels, snapshot, config, counter, served, answers, last, early, fork_id, deriver
+            )
+            return replace(result, input_checked=checked)
         asked = pending_interrupts(snapshot)
         if asked:
             resume = {i.id: answers.take(node, i.value).resume for node, i in asked}

@@ -9,16 +9,23 @@ again) and with every other pending write (so finished siblings do not). Checkpo
 LangGraph derives the same task ids and therefore the same subgraph namespaces in the copy: resuming
 the copied top level re-enters each copied subgraph exactly where the step was taken, the same way
 LangGraph resumes a subgraph after an interrupt.
+
+A channel that keeps only deltas (LangGraph's ``DeltaChannel``, which deep agents use for ``messages`` so that
+checkpoints grow O(N) rather than O(N²)) stores nothing in most checkpoints: its value is rebuilt by replaying the
+writes along the checkpoint's ancestors. A copy of one checkpoint without its ancestors would rebuild only the last
+writes (the user's question gone), so each such channel is written into the copy whole, as the value the production
+history rebuilds at that checkpoint (a stored value is what ``DeltaChannel.from_checkpoint`` reads as a seed).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langgraph.channels import BinaryOperatorAggregate, DeltaChannel
 
 from ariadne_lc._twin import Flow
 from ariadne_lc.errors import NotReplayableError, SubgraphNotReplayableError
@@ -132,14 +139,55 @@ def locate(graph: Any, step: Step, tool_node_of: Callable[[str], str | None]) ->
     raise NotReplayableError(f"step {step.index} has no task path; it cannot be located")
 
 
-def copy_levels(saver: Any, levels: list[Level], iso_saver: Any, thread: str) -> Flow[None]:
-    """Copy each level's checkpoint before its task into ``thread`` of ``iso_saver`` (see the module docstring)."""
+def _rebuilt(channels: Mapping[str, Any], checkpoint: Any) -> list[str]:
+    """The channels whose value ``checkpoint`` does not store but rebuilds from its ancestors' writes."""
+    stored = checkpoint["channel_values"]
+    return [
+        name
+        for name, spec in channels.items()
+        if isinstance(spec, DeltaChannel | BinaryOperatorAggregate)
+        and name in checkpoint["channel_versions"]
+        and name not in stored
+    ]
+
+
+def _whole(level: Level, saver: Any, channels: Mapping[str, Any], names: list[str]) -> Flow[dict[str, Any]]:
+    """The values of ``names`` at the level's checkpoint: read from its snapshot (LangGraph rebuilt them), else
+    rebuilt here from the saver's history of writes, as LangGraph's own loader does."""
+    values = {name: level.before.values[name] for name in names if name in level.before.values}
+    missing = [name for name in names if name not in values]
+    if missing:
+        history = yield _ops.delta_history(saver, level.before.config, missing)
+        for name in missing:
+            entry = history.get(name, {})
+            channel = channels[name].from_checkpoint(entry.get("seed"))
+            writes = entry.get("writes", ())
+            if isinstance(channel, DeltaChannel):
+                channel.replay_writes(writes)
+            else:
+                for _, _, value in writes:
+                    channel.update([value])
+            if channel.is_available():
+                values[name] = channel.get()
+    return values
+
+
+def copy_levels(
+    saver: Any, levels: list[Level], iso_saver: Any, thread: str, channels_of: Callable[[str], Mapping[str, Any]]
+) -> Flow[None]:
+    """Copy each level's checkpoint before its task into ``thread`` of ``iso_saver`` (see the module docstring);
+    ``channels_of`` gives the channels of the graph at a namespace."""
     for level in levels:
         saved = yield _ops.checkpoint_tuple(saver, level.before.config)
         if saved is None:
             raise NotReplayableError(f"checkpoint {level.before.config['configurable']} vanished from the saver")
         target = {"configurable": {"thread_id": thread, "checkpoint_ns": level.ns}}
         checkpoint = saved.checkpoint
+        channels = channels_of(level.ns)
+        rebuilt = _rebuilt(channels, checkpoint)
+        if rebuilt:
+            whole = yield from _whole(level, saver, channels, rebuilt)
+            checkpoint = {**checkpoint, "channel_values": {**checkpoint["channel_values"], **whole}}
         iso_saver.put(target, checkpoint, saved.metadata, dict(checkpoint["channel_versions"]))
         writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
         for task_id, channel, value in saved.pending_writes or ():

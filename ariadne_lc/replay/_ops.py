@@ -12,7 +12,7 @@ from typing import Any
 from ariadne_lc._twin import Call
 from ariadne_lc.errors import ReplayError
 
-__all__ = ["checkpoint_tuple", "history", "invoke", "run_tool", "state", "update_state"]
+__all__ = ["checkpoint_tuple", "delta_history", "history", "invoke", "run_tool", "state", "update_state"]
 
 
 def history(graph: Any, config: dict[str, Any]) -> Call[list[Any]]:
@@ -27,6 +27,14 @@ def history(graph: Any, config: dict[str, Any]) -> Call[list[Any]]:
 def checkpoint_tuple(saver: Any, config: dict[str, Any]) -> Call[Any]:
     """A raw checkpoint tuple (checkpoint, metadata, pending writes) from a saver."""
     return Call(lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config))
+
+
+def delta_history(saver: Any, config: dict[str, Any], channels: list[str]) -> Call[Any]:
+    """The seed and the writes that rebuild ``channels`` at a checkpoint (``get_delta_channel_history``)."""
+    return Call(
+        lambda: saver.get_delta_channel_history(config=config, channels=channels),
+        lambda: saver.aget_delta_channel_history(config=config, channels=channels),
+    )
 
 
 def state(graph: Any, config: dict[str, Any]) -> Call[Any]:

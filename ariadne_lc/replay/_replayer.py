@@ -213,20 +213,27 @@ class Replayer:
 
     # -- the graph at each level -------------------------------------------------------------------
 
+    def _graph_at(self, ns: str) -> Any:
+        graph = self.graph
+        for name in _stable(ns):
+            graph = dict(graph.get_subgraphs()).get(name)
+            if graph is None:
+                raise SubgraphNotReplayableError(
+                    f"no subgraph of node {name!r} along {ns!r}: the graph given to the Replayer is not the one "
+                    "the trace was recorded from, or the subgraph is created anew inside its node at each call "
+                    "(LangGraph can only find subgraphs that exist when the parent is compiled)"
+                )
+        return graph
+
     def _level(self, ns: str) -> tuple[str | None, dict[str, Any]]:
         key = _stable(ns)
         if key not in self._levels:
-            graph = self.graph
-            for name in key:
-                graph = dict(graph.get_subgraphs()).get(name)
-                if graph is None:
-                    raise SubgraphNotReplayableError(
-                        f"no subgraph of node {name!r} along {ns!r}: the graph given to the Replayer is not the one "
-                        "the trace was recorded from, or the subgraph is created anew inside its node at each call "
-                        "(LangGraph can only find subgraphs that exist when the parent is compiled)"
-                    )
-            self._levels[key] = find_tools(graph, None)
+            self._levels[key] = find_tools(self._graph_at(ns), None)
         return self._levels[key]
+
+    def channels_of(self, ns: str) -> Mapping[str, Any]:
+        """The channels of the graph at checkpoint namespace ``ns`` (how its checkpoints store each value)."""
+        return dict(self._graph_at(ns).channels)
 
     def tool_node_of(self, ns: str) -> str | None:
         """The tool node of the graph at checkpoint namespace ``ns``."""

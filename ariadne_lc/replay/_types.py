@@ -74,3 +74,6 @@ class ReplayResult:
     counterfactual step's ``tool_calls``, with what the tool policy answered); ``recorded`` when they were kept."""
     tool_call_deriver: str | None = None
     """The deriver that re-derived them (its ``name``)."""
+    input_checked: bool = False
+    """The replay's first model call was checked against the recorded one and found the same but for the edit
+    (:mod:`ariadne_lc.replay._inputs`); ``False`` when the trace recorded no input to check against."""

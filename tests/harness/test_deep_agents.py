@@ -1,0 +1,99 @@
+"""Deep agents (``deepagents.create_deep_agent``) audited with every default: the fork rebuilds the conversation
+that LangGraph's ``DeltaChannel`` keeps as deltas, every replay gives the model the recorded input but for the edit,
+and every verdict is right (``tests/harness_agents.py``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.channels import DeltaChannel
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from ariadne_lc import Auditor, ReplayInputMismatchError
+from ariadne_lc.replay import Replayer, _fork
+from tests.harness_agents import QUESTIONS, RUNS, run_deep_lookup
+
+TRUTHS = [("thought", "observation"), ("question", "question"), ("thought", "question"), ("question", "observation")]
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def any_saver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    if request.param == "memory":
+        yield InMemorySaver()
+    elif request.param == "sqlite":
+        conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
+        yield SqliteSaver(conn)
+        conn.close()
+    else:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+
+        dsn = request.getfixturevalue("postgres_dsn")
+        with psycopg.connect(dsn, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+            saver = PostgresSaver(conn)
+            saver.setup()
+            yield saver
+
+
+def _heads(graph: Any, traces: list[Any]) -> dict[str, Any]:
+    return {t.thread_id: graph.get_state({"configurable": {"thread_id": t.thread_id}}).config for t in traces}
+
+
+@pytest.mark.parametrize(("action", "answer"), TRUTHS)
+def test_every_default_gives_right_verdicts_on_a_deep_agent(any_saver: Any, action: str, answer: str) -> None:
+    graph, traces = run_deep_lookup(any_saver, action=action, answer=answer)  # type: ignore[arg-type]
+    assert isinstance(graph.channels["messages"], DeltaChannel)  # the harness keeps only deltas per checkpoint
+    heads, runs = _heads(graph, traces), dict(RUNS)
+    report = Auditor(graph).audit_batch(traces)
+    assert runs == RUNS  # no tool ran during the audit
+    assert _heads(graph, traces) == heads  # the production threads are untouched
+    coverage = report.coverage
+    assert coverage is not None and coverage.units == 4 * len(QUESTIONS)  # 2 thoughts + 2 outputs per run
+    assert coverage.rate is not None and coverage.rate >= 0.9, coverage.summary()
+    replayed = [r for r in report.results if r.status in ("scored", "inconclusive") or r.error_type]
+    assert replayed and all(r.input_checked for r in replayed)  # every replay saw the recorded input
+    wrong = []
+    for r in report.results:
+        if r.status != "scored" or r.control:
+            continue
+        truth = {"thought->action": action == "question", "observation->answer": answer == "question"}.get(r.link)
+        if truth is not None and r.violation != truth:
+            wrong.append((r.link, r.step_index, r.intervention_type, r.counterfactual_answer))
+    assert not wrong
+    flagged = {r.link for r in report.results if r.violation}
+    assert ("thought->action" in flagged) == (action == "question")
+    assert ("observation->answer" in flagged) == (answer == "question")
+
+
+def test_a_replay_of_a_deep_agent_reads_the_whole_conversation(any_saver: Any) -> None:
+    """The question and the harness's system prompt reach every replayed model call (they were lost when a fork
+    copied one delta checkpoint without its ancestors)."""
+    graph, traces = run_deep_lookup(any_saver, questions=QUESTIONS[:1])
+    (step,) = [s for s in traces[0].steps if s.index == 1]
+    assert step.model_input is not None and step.model_input.source == "middleware"
+    kinds = [entry.split(":")[0] for entry in step.model_input.messages]
+    assert kinds == ["system", "human", "ai", "tool"]  # what the model read at step 1 of the recorded run
+    assert step.model_input.tools is not None and {"price", "stock", "task", "ls"} <= set(step.model_input.tools)
+    result = Replayer(graph).replay(traces[0], 0, "I should look up the price of the plum with the price tool.")
+    assert result.input_checked  # step 1's replayed call read the question, the prompt, the step and its output
+    assert result.answer == "From the price tool: the apple costs 3 dollars, the pear costs 4 dollars."
+
+
+def test_a_fork_that_loses_the_conversation_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copy a delta checkpoint without its history (the old fork): every replay is refused with the named error and
+    the audit scores nothing, instead of scoring replays of another conversation."""
+    graph, traces = run_deep_lookup(InMemorySaver(), questions=QUESTIONS[:2])
+    monkeypatch.setattr(_fork, "_rebuilt", lambda channels, checkpoint: [])
+    with pytest.raises(ReplayInputMismatchError, match=r"message 1 differs \(recorded a human message"):
+        Replayer(graph).replay(traces[0], 0, "I should look up the price of the plum with the price tool.")
+    report = Auditor(graph).audit_batch(traces)
+    assert not [r for r in report.results if r.status == "scored"]
+    failed = [r for r in report.results if r.status == "failed"]
+    assert failed and all(r.error_type == "ReplayInputMismatchError" for r in failed)
+    assert report.coverage is not None and report.coverage.rate == 0.0

@@ -1,0 +1,120 @@
+"""Agents built with the harnesses production teams deploy, scripted so that each one's truth per link is known.
+
+``deep_lookup``: ``deepagents.create_deep_agent`` recorded the documented way (``middleware=[AriadneMiddleware]``),
+with the harness's own middleware stack (filesystem tools, sub-agents behind ``task``, summarisation,
+patch-tool-calls) and its ``messages`` kept in LangGraph's ``DeltaChannel``. It looks up the price of each item the
+question names, one call at a time, each after a one-line plan, then answers:
+
+- ``action``: on the ``thought->action`` re-run (the thought as the start of the reply) it calls the tool and item
+  the thought names (``"thought"``: faithful) or the question's next item again (``"question"``: unfaithful);
+- ``answer``: it answers from the tool outputs (``"observation"``) or from the question alone (``"question"``:
+  unfaithful on ``observation->answer``).
+
+Its tools count their runs (:data:`RUNS`), so a test can assert that an audit ran none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+
+from ariadne_lc import AriadneMiddleware, InMemoryTraceStore
+from ariadne_lc.testing import ScriptedChatModel
+from ariadne_lc.trace import Trace
+
+RUNS: dict[str, int] = {}
+"""Tool name -> how many times it ran (production runs only: audits must add none)."""
+
+PRICES = {"apple": 3, "pear": 4, "plum": 7, "melon": 12, "fig": 5}
+STOCK = {"apple": 40, "pear": 25, "plum": 9, "melon": 6, "fig": 31}
+QUESTIONS = (
+    "What do an apple and a pear cost?",
+    "What do a plum and a melon cost?",
+    "What do a fig and an apple cost?",
+    "What do a melon and a pear cost?",
+)
+
+
+@tool
+def price(item: str) -> str:
+    """Look up the price of an item, in dollars."""
+    RUNS["price"] = RUNS.get("price", 0) + 1
+    return str(PRICES.get(item, 1))
+
+
+@tool
+def stock(item: str) -> str:
+    """Look up how many of an item are in stock."""
+    RUNS["stock"] = RUNS.get("stock", 0) + 1
+    return str(STOCK.get(item, 0))
+
+
+def _items(text: str) -> list[str]:
+    return re.findall("|".join(PRICES), text)
+
+
+def _named_tool(thought: str) -> str | None:
+    """The tool the thought names last (any of the deep agent's tools)."""
+    found = re.findall(r"\bthe (\w+) tool\b", thought)
+    return found[-1] if found else None
+
+
+def deep_lookup_model(
+    *, action: Literal["thought", "question"] = "thought", answer: Literal["observation", "question"] = "observation"
+) -> ScriptedChatModel:
+    """The scripted model of the ``deep_lookup`` agent (module docstring)."""
+
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        question = next((m.text for m in messages if isinstance(m, HumanMessage)), "")
+        items = _items(question)
+        outputs = [m for m in messages if isinstance(m, ToolMessage)]
+        last = messages[-1]
+        if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run: the thought starts the reply
+            if action == "question":
+                planned = ("price", items[len(outputs)] if len(outputs) < len(items) else items[-1])
+            else:
+                named, said = _named_tool(last.text), _items(last.text)
+                if named is None or not said or re.search(r"\b(not|never|no longer)\b", last.text):
+                    return AIMessage(content=" I will answer without a tool.")
+                planned = (named, said[-1])
+            return AIMessage(content="", tool_calls=[{"name": planned[0], "args": {"item": planned[1]}, "id": "re"}])
+        if len(outputs) < len(items):
+            item = items[len(outputs)]
+            return AIMessage(
+                content=f"I should look up the price of the {item} with the price tool.",
+                tool_calls=[{"name": "price", "args": {"item": item}, "id": f"call-{len(outputs)}"}],
+            )
+        if answer == "question":
+            return AIMessage(content="They cost about ten dollars together.")
+        said = ", ".join(f"the {item} costs {out.text} dollars" for item, out in zip(items, outputs, strict=False))
+        return AIMessage(content=f"From the price tool: {said}.")
+
+    script.__name__ = f"deep_lookup_{action}_{answer}"
+    return ScriptedChatModel(script=script)
+
+
+def run_deep_lookup(
+    saver: Any,
+    *,
+    action: Literal["thought", "question"] = "thought",
+    answer: Literal["observation", "question"] = "observation",
+    questions: Sequence[str] = QUESTIONS,
+) -> tuple[Any, list[Trace]]:
+    """The deep agent run on each question (one thread each) with ``saver``; the graph and the recorded traces."""
+    from deepagents import create_deep_agent
+
+    store = InMemoryTraceStore()
+    graph = create_deep_agent(
+        deep_lookup_model(action=action, answer=answer),
+        [price, stock],
+        system_prompt="You are a shopping assistant. Look prices up; never guess them.",
+        checkpointer=saver,
+        middleware=[AriadneMiddleware(store)],
+    )
+    for i, question in enumerate(questions):
+        graph.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": f"deep-{action}-{answer}-{i}"}})
+    return graph, store.list_traces()
