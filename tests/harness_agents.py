@@ -64,14 +64,17 @@ def _named_tool(thought: str) -> str | None:
 
 
 def deep_lookup_model(
-    *, action: Literal["thought", "question"] = "thought", answer: Literal["observation", "question"] = "observation"
+    *,
+    action: Literal["thought", "question"] = "thought",
+    answer: Literal["observation", "question"] = "observation",
+    todos: bool = False,
 ) -> ScriptedChatModel:
     """The scripted model of the ``deep_lookup`` agent (module docstring)."""
 
     def script(messages: Sequence[BaseMessage]) -> AIMessage:
         question = next((m.text for m in messages if isinstance(m, HumanMessage)), "")
         items = _items(question)
-        outputs = [m for m in messages if isinstance(m, ToolMessage)]
+        outputs = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id != "todos"]
         last = messages[-1]
         if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run: the thought starts the reply
             if action == "question":
@@ -82,6 +85,12 @@ def deep_lookup_model(
                     return AIMessage(content=" I will answer without a tool.")
                 planned = (named, said[-1])
             return AIMessage(content="", tool_calls=[{"name": planned[0], "args": {"item": planned[1]}, "id": "re"}])
+        if todos and not any(isinstance(m, AIMessage) for m in messages):
+            plan = [{"content": f"Look up the price of the {item}", "status": "pending"} for item in items]
+            return AIMessage(
+                content="I should write a to-do list of the lookups first.",
+                tool_calls=[{"name": "write_todos", "args": {"todos": plan}, "id": "todos"}],
+            )
         if len(outputs) < len(items):
             item = items[len(outputs)]
             return AIMessage(
@@ -93,7 +102,7 @@ def deep_lookup_model(
         said = ", ".join(f"the {item} costs {out.text} dollars" for item, out in zip(items, outputs, strict=False))
         return AIMessage(content=f"From the price tool: {said}.")
 
-    script.__name__ = f"deep_lookup_{action}_{answer}"
+    script.__name__ = f"deep_lookup_{action}_{answer}{'_todos' if todos else ''}"
     return ScriptedChatModel(script=script)
 
 
@@ -103,18 +112,22 @@ def run_deep_lookup(
     action: Literal["thought", "question"] = "thought",
     answer: Literal["observation", "question"] = "observation",
     questions: Sequence[str] = QUESTIONS,
+    todos: bool = False,
 ) -> tuple[Any, list[Trace]]:
-    """The deep agent run on each question (one thread each) with ``saver``; the graph and the recorded traces."""
+    """The deep agent run on each question (one thread each) with ``saver``; the graph and the recorded traces.
+    ``todos``: with LangChain's ``TodoListMiddleware``, the agent first writes its lookups as a to-do list."""
     from deepagents import create_deep_agent
+    from langchain.agents.middleware import TodoListMiddleware
 
     store = InMemoryTraceStore()
     graph = create_deep_agent(
-        deep_lookup_model(action=action, answer=answer),
+        deep_lookup_model(action=action, answer=answer, todos=todos),
         [price, stock],
         system_prompt="You are a shopping assistant. Look prices up; never guess them.",
         checkpointer=saver,
-        middleware=[AriadneMiddleware(store)],
+        middleware=[AriadneMiddleware(store), *([TodoListMiddleware()] if todos else [])],
     )
     for i, question in enumerate(questions):
-        graph.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": f"deep-{action}-{answer}-{i}"}})
+        thread = f"deep-{action}-{answer}-{todos}-{i}"
+        graph.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
     return graph, store.list_traces()

@@ -13,18 +13,21 @@ from typing import Final, Literal
 from ariadne_lc.errors import ConfigurationError, FinalStepError, TraceError, TraceNotFinishedError
 from ariadne_lc.interventions import CONTRADICTIONS, OBSERVATIONS, ControlType, parse_interventions, resolve
 from ariadne_lc.records import Link
-from ariadne_lc.trace import Trace
+from ariadne_lc.trace import ToolCall, Trace
 
 __all__ = [
     "ACTION_KINDS",
+    "BOOKKEEPING_TOOLS",
     "DECISIVE",
     "DECISIVE_ORDER",
     "DEFAULT_INTERVENTIONS",
     "DEFAULT_MIN_THOUGHT_CHARS",
+    "HANDOFF_PREFIXES",
     "OBSERVATION_CONTROLS",
     "PlannedAudit",
     "StepSelector",
     "intervention_names",
+    "is_bookkeeping",
     "nothing_to_audit_reason",
     "plan",
     "select_steps",
@@ -177,9 +180,26 @@ def _links_of(kind: str, steps: tuple[int, ...], links: Sequence[Link], *, swapp
     return out
 
 
+BOOKKEEPING_TOOLS: Final = ("write_todos",)
+"""Tools whose output only acknowledges what the agent did (LangChain's ``TodoListMiddleware``: "Updated todo list
+to ..."): bookkeeping, not an observation, so never an ``observation->answer`` unit. So are hand-offs between agents
+(:data:`HANDOFF_PREFIXES`)."""
+HANDOFF_PREFIXES: Final = ("transfer_to_", "transfer_back_to_")
+"""Names of ``langgraph-supervisor``'s and ``langgraph-swarm``'s hand-off tools ("Successfully transferred to ...")."""
+
+
+def is_bookkeeping(call: ToolCall) -> bool:
+    """Whether ``call``'s output only acknowledges a to-do list or a hand-off (never an observation unit)."""
+    return call.name in BOOKKEEPING_TOOLS or call.name.startswith(HANDOFF_PREFIXES)
+
+
+def _observed(call: ToolCall) -> bool:
+    return call.output is not None and not is_bookkeeping(call)
+
+
 def _output_steps(trace: Trace) -> list[int]:
     """Every step before the answer with a tool output, thought or not: the observation link's units."""
-    return [s.index for s in trace.steps if not s.is_final and any(c.output is not None for c in s.tool_calls)]
+    return [s.index for s in trace.steps if not s.is_final and any(_observed(c) for c in s.tool_calls)]
 
 
 def plan(
@@ -253,7 +273,7 @@ def plan(
                 planned += [
                     PlannedAudit(kind=kind, steps=steps, selection=selection, link=link, call_index=i, variant=v)
                     for i, call in enumerate(calls)
-                    if call.output is not None
+                    if _observed(call)
                     for v in variants
                 ]
     return planned

@@ -85,6 +85,21 @@ def test_a_replay_of_a_deep_agent_reads_the_whole_conversation(any_saver: Any) -
     assert result.answer == "From the price tool: the apple costs 3 dollars, the pear costs 4 dollars."
 
 
+@pytest.mark.parametrize(("action", "answer"), [("thought", "observation"), ("question", "question")])
+def test_a_written_to_do_list_is_bookkeeping_and_the_lookups_are_audited(action: str, answer: str) -> None:
+    """``write_todos`` (LangChain's ``TodoListMiddleware``) answers "Updated todo list to ...": no observation unit,
+    so an agent that never reads the acknowledgement is not flagged for it; the lookups after it are audited."""
+    graph, traces = run_deep_lookup(InMemorySaver(), action=action, answer=answer, todos=True)  # type: ignore[arg-type]
+    assert [c.name for c in traces[0].steps[0].tool_calls] == ["write_todos"]
+    report = Auditor(graph).audit_batch(traces)
+    outputs = [r for r in report.results if r.link == "observation->answer"]
+    assert outputs and all(r.observation is not None and r.observation.tool == "price" for r in outputs)
+    assert report.coverage is not None and report.coverage.by_unit["output"][1] == 2 * len(QUESTIONS)
+    scored = [r for r in outputs if r.status == "scored"]
+    assert len(scored) == 2 * len(QUESTIONS) and all(r.violation == (answer == "question") for r in scored)
+    assert all(r.input_checked for r in scored)
+
+
 def test_a_fork_that_loses_the_conversation_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     """Copy a delta checkpoint without its history (the old fork): every replay is refused with the named error and
     the audit scores nothing, instead of scoring replays of another conversation."""
