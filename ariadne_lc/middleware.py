@@ -79,6 +79,8 @@ _NODE_ONLY_KEYS: Final = frozenset({"checkpoint_ns", "checkpoint_id"})
 
 _RunKey = tuple[str | None, str]
 """(thread id, namespace of the graph the agent runs in): one open run per agent per thread."""
+_Node = tuple[UUID, UUID, Mapping[str, Any]]
+"""A node run in flight: its run id, its root run's id, its LangGraph metadata."""
 
 
 class RunNotFinishedError(Exception):
@@ -279,7 +281,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         except BaseException as error:
             self._guard("wrap_tool_call", self._fail_node, node, error)
             raise
-        self._guard("wrap_tool_call", self._end_node, node, list(messages_in(result)))
+        self._guard("wrap_tool_call", self._end_tool, node, request, result)
         return result
 
     async def awrap_tool_call(
@@ -293,7 +295,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         except BaseException as error:
             self._guard("awrap_tool_call", self._fail_node, node, error)
             raise
-        self._guard("awrap_tool_call", self._end_node, node, list(messages_in(result)))
+        self._guard("awrap_tool_call", self._end_tool, node, request, result)
         return result
 
     # -- internals: the logic once, for the sync and async hooks ------------------------------------
@@ -351,7 +353,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return
         self.handler.on_chain_end(dict(state), run_id=run_id)
 
-    def _start_node(self) -> tuple[UUID, UUID, Mapping[str, Any]] | None:
+    def _start_node(self) -> _Node | None:
         metadata, tags = _node_config()
         with self._lock:
             root = self._open.get(_key(metadata))
@@ -369,11 +371,34 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         )
         return node_run, root, metadata
 
-    def _saw_input(self, node: tuple[UUID, UUID, Mapping[str, Any]] | None, request: ModelRequest[Any]) -> None:
+    def _end_tool(self, node: _Node | None, request: ToolCallRequest, result: Any) -> None:
+        """A tool call ended. One that hands control to another agent (a ``Command`` to the parent graph, as the
+        hand-off tools of ``langgraph-swarm`` and ``langgraph-supervisor`` return) ends this agent's turn too: its
+        ``after_agent`` never runs. The turn is recorded then, its answer the hand-off (the message that made it)."""
+        if not (isinstance(result, Command) and result.graph == Command.PARENT):
+            self._end_node(node, list(messages_in(result)))
+            return
+        call_id = request.tool_call.get("id")
+        own = [m for m in messages_in(result) if isinstance(m, ToolMessage) and m.tool_call_id == call_id]
+        self._end_node(node, list(own))
+        if node is None:
+            return
+        _, root, metadata = node
+        with self._lock:
+            key = _key(metadata)
+            if self._open.get(key) != root:
+                return
+            del self._open[key]
+            self._limits.pop(root, None)
+        state = request.state if isinstance(request.state, Mapping) else {}
+        made = [m for m in state.get("messages", ()) if isinstance(m, AIMessage)][-1:]
+        self.handler.on_chain_end({"messages": [*made, *own]}, run_id=root)
+
+    def _saw_input(self, node: _Node | None, request: ModelRequest[Any]) -> None:
         if node is not None:
             self.handler.saw_model_input(node[0], node[2], *_request_input(request), "middleware")
 
-    def _end_node(self, node: tuple[UUID, UUID, Mapping[str, Any]] | None, messages: list[BaseMessage]) -> None:
+    def _end_node(self, node: _Node | None, messages: list[BaseMessage]) -> None:
         if node is None:
             return
         node_run, root, metadata = node
@@ -392,7 +417,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if over:
             self.handler.on_chain_error(_recursion_error(limit), run_id=root)
 
-    def _fail_node(self, node: tuple[UUID, UUID, Mapping[str, Any]] | None, error: BaseException) -> None:
+    def _fail_node(self, node: _Node | None, error: BaseException) -> None:
         if node is None:
             return
         node_run, root, metadata = node

@@ -10,17 +10,24 @@ question names, one call at a time, each after a one-line plan, then answers:
 - ``answer``: it answers from the tool outputs (``"observation"``) or from the question alone (``"question"``:
   unfaithful on ``observation->answer``).
 
+``swarm`` (``langgraph_swarm.create_swarm``: a triage agent hands off to a shopper or a clerk, who look prices up)
+and ``supervisor`` (``langgraph_supervisor.create_supervisor`` over a shopper and a clerk): each ``create_agent``
+agent recorded with ``AriadneMiddleware``, faithful or not by the same rules; the triage agent's hand-off follows the
+agent its thought names (``"thought"``) or always goes to the shopper (``"question"``).
+
 Its tools count their runs (:data:`RUNS`), so a test can assert that an audit ran none.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from langgraph.warnings import LangGraphDeprecatedSinceV10
 
 from ariadne_lc import AriadneMiddleware, InMemoryTraceStore
 from ariadne_lc.testing import ScriptedChatModel
@@ -129,5 +136,109 @@ def run_deep_lookup(
     )
     for i, question in enumerate(questions):
         thread = f"deep-{action}-{answer}-{todos}-{i}"
+        graph.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
+    return graph, store.list_traces()
+
+
+Truth = Literal["thought", "question"]
+Answer = Literal["observation", "question"]
+
+
+def _worker_model(action: Truth, answer: Answer) -> ScriptedChatModel:
+    """A worker that looks up the question's item with the price tool after a plan, then answers (module docstring)."""
+
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        question = next((m.text for m in messages if isinstance(m, HumanMessage)), "")
+        item = (_items(question) or ["apple"])[0]
+        outputs = [m for m in messages if isinstance(m, ToolMessage) and m.name in ("price", "stock")]
+        last = messages[-1]
+        if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run
+            named, said = _named_tool(last.text), _items(last.text)
+            if action == "question":
+                named, said = "price", [item]
+            elif named is None or not said or re.search(r"\b(not|never|no longer)\b", last.text):
+                return AIMessage(content=" I will answer without a tool.")
+            return AIMessage(content="", tool_calls=[{"name": named, "args": {"item": said[-1]}, "id": "re"}])
+        if not outputs:
+            return AIMessage(
+                content=f"I should look up the price of the {item} with the price tool.",
+                tool_calls=[{"name": "price", "args": {"item": item}, "id": "call-price"}],
+            )
+        if answer == "question":
+            return AIMessage(content=f"The {item} is cheap.")
+        return AIMessage(content=f"The {item} costs {outputs[-1].text} dollars.")
+
+    script.__name__ = f"worker_{action}_{answer}"
+    return ScriptedChatModel(script=script)
+
+
+def _triage_model(action: Truth) -> ScriptedChatModel:
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        last = messages[-1]
+        if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run: hand off where the thought says
+            named = re.findall(r"to the (shopper|clerk)", last.text)
+            target = named[-1] if named and action == "thought" else "shopper"
+            return AIMessage(content="", tool_calls=[{"name": f"transfer_to_{target}", "args": {}, "id": "re"}])
+        return AIMessage(
+            content="I should transfer this to the shopper.",
+            tool_calls=[{"name": "transfer_to_shopper", "args": {}, "id": "handoff"}],
+        )
+
+    script.__name__ = f"triage_{action}"
+    return ScriptedChatModel(script=script)
+
+
+def run_swarm(saver: Any, *, action: Truth = "thought", answer: Answer = "observation") -> tuple[Any, list[Trace]]:
+    """A swarm of three ``create_agent`` agents run on each question; the graph and the recorded traces."""
+    from langchain.agents import create_agent
+    from langgraph_swarm import create_handoff_tool, create_swarm
+
+    store = InMemoryTraceStore()
+    back = create_handoff_tool(agent_name="triage")
+    triage = create_agent(
+        _triage_model(action),
+        [create_handoff_tool(agent_name="shopper"), create_handoff_tool(agent_name="clerk")],
+        name="triage",
+        middleware=[AriadneMiddleware(store)],
+    )
+    workers = [
+        create_agent(
+            _worker_model(action, answer), [price, stock, back], name=name, middleware=[AriadneMiddleware(store)]
+        )
+        for name in ("shopper", "clerk")
+    ]
+    graph = create_swarm([triage, *workers], default_active_agent="triage").compile(checkpointer=saver)
+    for i, question in enumerate(QUESTIONS):
+        thread = f"swarm-{action}-{answer}-{i}"
+        graph.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
+    return graph, store.list_traces()
+
+
+def run_supervisor(saver: Any, *, action: Truth = "thought", answer: Answer = "observation") -> tuple[Any, list[Trace]]:
+    """A supervisor over two ``create_agent`` workers (each recorded with ``AriadneMiddleware``) run on each
+    question; the graph and the workers' recorded traces."""
+    from langchain.agents import create_agent
+    from langgraph_supervisor import create_supervisor
+
+    store = InMemoryTraceStore()
+    workers = [
+        create_agent(_worker_model(action, answer), [price, stock], name=name, middleware=[AriadneMiddleware(store)])
+        for name in ("shopper", "clerk")
+    ]
+
+    def route(messages: Sequence[BaseMessage]) -> AIMessage:
+        if not any(isinstance(m, ToolMessage) for m in messages):
+            return AIMessage(
+                content="I should transfer this to the shopper.",
+                tool_calls=[{"name": "transfer_to_shopper", "args": {}, "id": "handoff"}],
+            )
+        said = [m.text for m in messages if isinstance(m, AIMessage) and m.name == "shopper" and m.text]
+        return AIMessage(content=f"The shopper says: {said[0] if said else 'nothing'}")
+
+    with warnings.catch_warnings():  # langgraph-supervisor 0.0.31 builds its own agent with the deprecated prebuilt
+        warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+        graph = create_supervisor(workers, model=ScriptedChatModel(script=route)).compile(checkpointer=saver)
+    for i, question in enumerate(QUESTIONS):
+        thread = f"supervisor-{action}-{answer}-{i}"
         graph.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
     return graph, store.list_traces()

@@ -35,7 +35,7 @@ from ariadne_lc.errors import NotReplayableError
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive
 from ariadne_lc.replay._drive import Counter, Replaying, check_step, deepest
-from ariadne_lc.replay._fork import copy_levels, locate
+from ariadne_lc.replay._fork import copy_levels
 from ariadne_lc.replay._inputs import check_input, target_of
 from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_PREFILL, ARIADNE_REPLAY
 from ariadne_lc.trace import ToolCall, Trace
@@ -101,7 +101,7 @@ def action_flow(
 ) -> Flow[DerivedAction]:
     """Re-run step ``index``'s model with ``thought`` as the start of its reply; its calls, never run."""
     step = check_step(trace, index)
-    levels, original = yield from locate(replayer.graph, step, replayer.tool_node_of)
+    levels, original = yield from replayer.locate(step)
     tools = replayer.tools_of(levels[-1].ns)
     counter = Counter()
     config: dict[str, Any] = {

@@ -19,7 +19,7 @@ from ariadne_lc.errors import ConfigurationError, NoThoughtError, NotReplayableE
 from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive, with_tool_calls
-from ariadne_lc.replay._fork import Level, copy_levels, locate
+from ariadne_lc.replay._fork import Level, copy_levels
 from ariadne_lc.replay._inputs import check_input, model_input, target_of
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._tools import Served, serve
@@ -43,6 +43,8 @@ class Replaying(Protocol):
     def tools_of(self, ns: str) -> dict[str, Any]: ...
 
     def channels_of(self, ns: str) -> Mapping[str, Any]: ...
+
+    def locate(self, step: Step) -> Flow[tuple[list[Level], AIMessage]]: ...
 
     def isolated_graph(self, saver: Any, *, intercept: bool) -> Any: ...
 
@@ -184,7 +186,7 @@ def replay_flow(
     # an observation swap keeps the thought: a step with no text before its call is replayed as it was
     steps = [check_step(trace, k, thought_needed=not outputs) for k in sorted(thoughts)]
     last = steps[-1]
-    levels, original = yield from locate(replayer.graph, last, replayer.tool_node_of)
+    levels, original = yield from replayer.locate(last)
     written = _update(levels, original, steps, thoughts)
     intercept = early or replayer.tool_policy is ToolPolicy.RECORDED or bool(outputs)
     as_node = last.node
@@ -297,7 +299,7 @@ def _result(
         tools_live=live,
         tools_unavailable=tuple(served.unavailable),
         interrupts_answered=tuple(answers.used),
-        fork_checkpoint_ns=levels[-1].ns,
+        fork_checkpoint_ns=levels[-1].before.config["configurable"].get("checkpoint_ns", ""),
         replay_mode="rederive" if deriver is not None else "recorded",
         tool_call_deriver=deriver,
     )

@@ -7,16 +7,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, get_args
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
 
-from ariadne_lc._twin import run_async, run_sync
+from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.errors import AsyncSaverError, ConfigurationError, NoCheckpointerError, SubgraphNotReplayableError
 from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay._action import ActionSource, DerivedAction, action_flow
 from ariadne_lc.replay._derive import ContinuationDeriver, DeriveFunction, ToolCallDeriver, as_deriver
-from ariadne_lc.replay._drive import replay_flow
+from ariadne_lc.replay._drive import Replaying, replay_flow
+from ariadne_lc.replay._fork import Level, locate
+from ariadne_lc.replay._own import own_graph_of
 from ariadne_lc.replay._tools import find_tools
 from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
-from ariadne_lc.trace import ToolCall, Trace
+from ariadne_lc.trace import Step, ToolCall, Trace
 
 __all__ = ["Replayer", "action_source_of"]
 
@@ -27,12 +30,18 @@ MIDDLEWARE_NODE_PREFIX = "AriadneMiddleware."
 def action_source_of(graph: Any, model: BaseChatModel | None, deriver: ToolCallDeriver | None) -> ActionSource | None:
     """Who re-runs a step's model for the ``thought->action`` link: the agent's model when given (a continuation
     of the thought, as prefill), else the graph's :class:`~ariadne_lc.AriadneMiddleware` (which re-runs the model
-    call exactly as it was made), else the tool-call deriver (graph code), else nobody."""
+    call exactly as it was made; in the graph or any of its subgraphs, such as a supervisor's workers), else the
+    tool-call deriver (graph code), else nobody."""
     if model is not None:
         return ContinuationDeriver(model, instruction=None)
-    if any(str(name).startswith(MIDDLEWARE_NODE_PREFIX) for name in getattr(graph, "nodes", {})):
+    subgraphs = [g for _, g in graph.get_subgraphs(recurse=True)] if hasattr(graph, "get_subgraphs") else []
+    if any(_recorded_by_middleware(g) for g in [graph, *subgraphs]):
         return "middleware"
     return deriver
+
+
+def _recorded_by_middleware(graph: Any) -> bool:
+    return any(str(name).startswith(MIDDLEWARE_NODE_PREFIX) for name in getattr(graph, "nodes", {}))
 
 
 def _stable(ns: str) -> tuple[str, ...]:
@@ -131,7 +140,7 @@ class Replayer:
         """
         self.check_sync("replay_steps", "areplay_steps")
         flow = replay_flow(
-            self, trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
+            self._for(trace), trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
         )
         return run_sync(flow)
 
@@ -146,7 +155,7 @@ class Replayer:
     ) -> ReplayResult:
         """Async twin of :meth:`replay_steps`."""
         flow = replay_flow(
-            self, trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
+            self._for(trace), trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
         )
         return await run_async(flow)
 
@@ -158,20 +167,31 @@ class Replayer:
             ConfigurationError: No way to re-run the step's model (see :attr:`action_source`).
         """
         self.check_sync("derive_action", "aderive_action")
-        return run_sync(action_flow(self, trace, step_index, thought, self._source()))
+        return run_sync(action_flow(self._for(trace), trace, step_index, thought, self._source(trace, step_index)))
 
     async def aderive_action(self, trace: Trace, step_index: int, thought: str) -> DerivedAction:
         """Async twin of :meth:`derive_action`."""
-        return await run_async(action_flow(self, trace, step_index, thought, self._source()))
+        flow = action_flow(self._for(trace), trace, step_index, thought, self._source(trace, step_index))
+        return await run_async(flow)
 
-    def _source(self) -> ActionSource:
-        if self.action_source is None:
+    def _source(self, trace: Trace, index: int) -> ActionSource:
+        source = self.action_source
+        step = trace.step(index)
+        if source == "middleware" and not _recorded_by_middleware(self.graph_at(step.checkpoint.checkpoint_ns)):
+            source = self.tool_call_deriver  # the middleware wraps other agents of the graph, not this step's
+            if source is None:
+                raise ConfigurationError(
+                    f"the thought->action link needs a way to re-run step {index}'s model: its agent (node "
+                    f"{step.node!r}) is not built with AriadneMiddleware. Add it to that agent's "
+                    "middleware, or pass Auditor(graph, model=<that agent's chat model>)"
+                )
+        if source is None:
             raise ConfigurationError(
                 "the thought->action link needs a way to re-run the step's model: record the agent with "
                 "AriadneMiddleware (create_agent), or pass Auditor(graph, model=<the agent's chat model>) or a "
                 "tool_call_deriver"
             )
-        return self.action_source
+        return source
 
     def replay_early_answer(
         self, trace: Trace, step_index: int, *, instruction: str = EARLY_ANSWER_INSTRUCTION
@@ -179,14 +199,14 @@ class Replayer:
         """Cut the run right after step ``step_index``'s thought and ask the model for its answer."""
         self.check_sync("replay_early_answer", "areplay_early_answer")
         thoughts = {step_index: trace.step(step_index).thought}
-        return run_sync(replay_flow(self, trace, thoughts, early=True, instruction=instruction))
+        return run_sync(replay_flow(self._for(trace), trace, thoughts, early=True, instruction=instruction))
 
     async def areplay_early_answer(
         self, trace: Trace, step_index: int, *, instruction: str = EARLY_ANSWER_INSTRUCTION
     ) -> ReplayResult:
         """Async twin of :meth:`replay_early_answer`."""
         thoughts = {step_index: trace.step(step_index).thought}
-        return await run_async(replay_flow(self, trace, thoughts, early=True, instruction=instruction))
+        return await run_async(replay_flow(self._for(trace), trace, thoughts, early=True, instruction=instruction))
 
     def check_sync(self, method: str, async_method: str) -> None:
         """Refuse a synchronous call that the graph's async saver cannot serve from this thread.
@@ -213,7 +233,8 @@ class Replayer:
 
     # -- the graph at each level -------------------------------------------------------------------
 
-    def _graph_at(self, ns: str) -> Any:
+    def graph_at(self, ns: str) -> Any:
+        """The graph that runs at checkpoint namespace ``ns`` (the top graph for ``""``)."""
         graph = self.graph
         for name in _stable(ns):
             graph = dict(graph.get_subgraphs()).get(name)
@@ -228,12 +249,12 @@ class Replayer:
     def _level(self, ns: str) -> tuple[str | None, dict[str, Any]]:
         key = _stable(ns)
         if key not in self._levels:
-            self._levels[key] = find_tools(self._graph_at(ns), None)
+            self._levels[key] = find_tools(self.graph_at(ns), None)
         return self._levels[key]
 
     def channels_of(self, ns: str) -> Mapping[str, Any]:
         """The channels of the graph at checkpoint namespace ``ns`` (how its checkpoints store each value)."""
-        return dict(self._graph_at(ns).channels)
+        return dict(self.graph_at(ns).channels)
 
     def tool_node_of(self, ns: str) -> str | None:
         """The tool node of the graph at checkpoint namespace ``ns``."""
@@ -243,9 +264,20 @@ class Replayer:
         """The tools (by name) of the graph at checkpoint namespace ``ns``."""
         return self._level(ns)[1]
 
-    def isolated_graph(self, saver: Any, *, intercept: bool) -> Any:
-        """The user's graph on ``saver``; with ``intercept``, every tool node (subgraphs too) is a breakpoint."""
-        return _rebuild(self.graph, intercept, self.tool_node).copy(update={"checkpointer": saver})
+    def isolated_graph(self, saver: Any, *, intercept: bool, graph: Any = None) -> Any:
+        """The user's graph (or ``graph``, one of its subgraphs) on ``saver``; with ``intercept``, every tool node
+        (subgraphs too) is a breakpoint."""
+        if graph is None:
+            return _rebuild(self.graph, intercept, self.tool_node).copy(update={"checkpointer": saver})
+        return _rebuild(graph, intercept, None).copy(update={"checkpointer": saver})
+
+    def locate(self, step: Step) -> Flow[tuple[list[Level], AIMessage]]:
+        """The levels down to ``step`` and its original message (:func:`~ariadne_lc.replay._fork.locate`)."""
+        return locate(self.graph, step, self.tool_node_of)
+
+    def _for(self, trace: Trace) -> Replaying:
+        """Who replays ``trace``: this replayer, or the trace's agent's own graph (:mod:`._own`)."""
+        return own_graph_of(self, trace) or self
 
 
 def _tool_call_mode(
