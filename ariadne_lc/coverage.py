@@ -82,6 +82,7 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
     judged: dict[str, set[Unit]] = {}
     reasons: dict[Unit, str] = {}
     runs: set[str] = set()
+    agent_of: dict[Unit, str] = {}
     failed: Counter[str] = Counter()
     empty = 0
     for r in results:
@@ -94,6 +95,7 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
                 empty += 1
             continue
         audited.setdefault(r.link, set()).add(unit)
+        agent_of[unit] = r.agent_name or "agent"
         if r.status == "scored" and not r.control:
             judged.setdefault(r.link, set()).add(unit)
         else:
@@ -107,8 +109,14 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
         kind = kinds["thought" if unit[2] == "thought" else "output"]
         kind[1] += 1
         kind[0] += unit in with_verdict
+    agents: dict[str, list[int]] = {}
+    for unit in units:
+        counts = agents.setdefault(agent_of[unit], [0, 0])
+        counts[1] += 1
+        counts[0] += unit in with_verdict
     return Coverage(
         units=len(units),
+        by_agent={name: (k, n) for name, (k, n) in agents.items()},
         with_verdict=len(with_verdict),
         by_link={link: (len(judged.get(link, ())), len(audited[link])) for link in LINKS if link in audited},
         by_unit={name: (k, n) for name, (k, n) in kinds.items() if n},

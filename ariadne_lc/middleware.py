@@ -50,6 +50,8 @@ import logging
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Any, Final
 from uuid import UUID
 
@@ -63,7 +65,13 @@ from langgraph.types import Command
 
 from ariadne_lc._messages import messages_in
 from ariadne_lc.recorder import AriadneCallbackHandler
-from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_PREFILL
+from ariadne_lc.semconv import (
+    ARIADNE_MODEL_INPUTS,
+    ARIADNE_PARENT_AGENT,
+    ARIADNE_PARENT_CALL_ID,
+    ARIADNE_PARENT_TRACE_ID,
+    ARIADNE_PREFILL,
+)
 from ariadne_lc.store import TraceStore
 
 __all__ = ["AriadneMiddleware", "RunNotFinishedError"]
@@ -81,6 +89,21 @@ _RunKey = tuple[str | None, str]
 """(thread id, namespace of the graph the agent runs in): one open run per agent per thread."""
 _Node = tuple[UUID, UUID, Mapping[str, Any]]
 """A node run in flight: its run id, its root run's id, its LangGraph metadata."""
+
+
+@dataclass(slots=True)
+class _Caller:
+    """A tool call in flight, for the agent runs it starts (a deep agent's ``task`` tool runs a sub-agent)."""
+
+    trace_id: str
+    call_id: str | None
+    agent_name: str | None
+    agents: list[str] = field(default_factory=list)
+
+
+_CALLER: ContextVar[_Caller | None] = ContextVar("ariadne_caller", default=None)
+"""The tool call whose function is running here: an agent run that starts under it is its child. A context
+variable follows the call into LangChain's and LangGraph's worker threads (they copy the context)."""
 
 
 class RunNotFinishedError(Exception):
@@ -276,12 +299,16 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]]
     ) -> ToolMessage | Command[Any]:
         node = self._guard("wrap_tool_call", self._start_node)
+        caller = self._guard("wrap_tool_call", self._caller, node, request)
+        token = _CALLER.set(caller)
         try:
             result = handler(request)
         except BaseException as error:
             self._guard("wrap_tool_call", self._fail_node, node, error)
             raise
-        self._guard("wrap_tool_call", self._end_tool, node, request, result)
+        finally:
+            _CALLER.reset(token)
+        self._guard("wrap_tool_call", self._end_tool, node, request, result, caller)
         return result
 
     async def awrap_tool_call(
@@ -290,12 +317,16 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         node = self._guard("awrap_tool_call", self._start_node)
+        caller = self._guard("awrap_tool_call", self._caller, node, request)
+        token = _CALLER.set(caller)
         try:
             result = await handler(request)
         except BaseException as error:
             self._guard("awrap_tool_call", self._fail_node, node, error)
             raise
-        self._guard("awrap_tool_call", self._end_tool, node, request, result)
+        finally:
+            _CALLER.reset(token)
+        self._guard("awrap_tool_call", self._end_tool, node, request, result, caller)
         return result
 
     # -- internals: the logic once, for the sync and async hooks ------------------------------------
@@ -331,6 +362,12 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             with self._lock:  # a run whose node ends at step s fails when s + 1 passes before_agent's step + limit - 1
                 self._limits[run_id] = (limit, step + limit - 1)
         root_metadata = _root_metadata(metadata)
+        caller = _CALLER.get()
+        if caller is not None:  # a sub-agent started by a tool call of another agent's (module docstring)
+            caller.agents.append(str(run_id))
+            root_metadata[ARIADNE_PARENT_TRACE_ID] = caller.trace_id
+            root_metadata[ARIADNE_PARENT_CALL_ID] = caller.call_id
+            root_metadata[ARIADNE_PARENT_AGENT] = caller.agent_name
         self.handler.on_chain_start(
             None,
             {"messages": _new_messages(list(state.get("messages", [])))},
@@ -371,10 +408,20 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         )
         return node_run, root, metadata
 
-    def _end_tool(self, node: _Node | None, request: ToolCallRequest, result: Any) -> None:
+    def _caller(self, node: _Node | None, request: ToolCallRequest) -> _Caller | None:
+        if node is None:
+            return None
+        _, root, metadata = node
+        return _Caller(str(root), request.tool_call.get("id"), metadata.get(_AGENT_NAME_KEY))
+
+    def _end_tool(
+        self, node: _Node | None, request: ToolCallRequest, result: Any, caller: _Caller | None = None
+    ) -> None:
         """A tool call ended. One that hands control to another agent (a ``Command`` to the parent graph, as the
         hand-off tools of ``langgraph-swarm`` and ``langgraph-supervisor`` return) ends this agent's turn too: its
         ``after_agent`` never runs. The turn is recorded then, its answer the hand-off (the message that made it)."""
+        if node is not None and caller is not None and caller.agents and caller.call_id:
+            self.handler.saw_agents(node[1], caller.call_id, list(caller.agents))
         if not (isinstance(result, Command) and result.graph == Command.PARENT):
             self._end_node(node, list(messages_in(result)))
             return

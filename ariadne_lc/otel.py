@@ -118,6 +118,14 @@ class AuditSpans:
             attrs[sc.GEN_AI_CONVERSATION_ID] = target.thread_id
         if target.agent_name:
             attrs[sc.GEN_AI_AGENT_NAME] = target.agent_name
+        parent = target.parent  # a sub-agent's run: the parent agent's trace and the call that started it
+        if parent is not None:
+            linked = {
+                sc.ARIADNE_PARENT_TRACE_ID: parent.trace_id,
+                sc.ARIADNE_PARENT_CALL_ID: parent.call_id,
+                sc.ARIADNE_PARENT_AGENT: parent.agent_name,
+            }
+            attrs.update({k: v for k, v in linked.items() if v is not None})
         links = []
         if target.span is not None:
             links.append(link_to(target.span))

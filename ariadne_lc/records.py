@@ -76,6 +76,9 @@ class Coverage(BaseModel):
     """Per link: (units with a verdict on that link, units of that link audited)."""
     by_unit: dict[str, tuple[int, int]] = Field(default_factory=dict)
     """Per kind of unit (``thought``, ``output``): (with a verdict, all)."""
+    by_agent: dict[str, tuple[int, int]] = Field(default_factory=dict)
+    """Per agent (its name; ``agent`` when the run had none): (units with a verdict, units). Runs of several agents
+    (a deep agent and its sub-agents, a supervisor's workers, a swarm) are one trace per agent's run."""
     no_verdict: dict[str, int] = Field(default_factory=dict)
     """Why units got no verdict (a short reason: ``no_commitment``, ``no value to swap``, ...) -> how many."""
     runs: int = 0
@@ -106,6 +109,8 @@ class Coverage(BaseModel):
         head = f"coverage {pct(self.with_verdict, self.units)} units with a verdict"
         parts = [head + (f" ({', '.join(kinds)})" if kinds else "")]
         parts += [f"{link} {pct(*self.by_link[link])}" for link in LINKS if link in self.by_link]
+        if len(self.by_agent) > 1:
+            parts.append("agents: " + ", ".join(f"{name} {k}/{n}" for name, (k, n) in sorted(self.by_agent.items())))
         line = " | ".join(parts)
         missing = self.units - self.with_verdict
         if missing:

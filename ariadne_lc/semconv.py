@@ -26,6 +26,9 @@ __all__ = [
     "ARIADNE_LINK_ROLE",
     "ARIADNE_METRIC_PREFIX",
     "ARIADNE_MODEL_INPUTS",
+    "ARIADNE_PARENT_AGENT",
+    "ARIADNE_PARENT_CALL_ID",
+    "ARIADNE_PARENT_TRACE_ID",
     "ARIADNE_PREFILL",
     "ARIADNE_READER_AGREES",
     "ARIADNE_REPLAY",
@@ -114,6 +117,12 @@ ARIADNE_LINK_ROLE: Final = "ariadne.link.role"
 LINK_ROLE_EVALUATED_TRACE: Final = "evaluated_trace"
 ARIADNE_REPLAY: Final = "ariadne.is_replay"
 """Run metadata marking the auditor's own replays (not ``ariadne.replay``: that prefix holds span attributes)."""
+ARIADNE_PARENT_TRACE_ID: Final = "ariadne.parent.trace_id"
+"""The trace id of the agent run that started this one (run metadata of a sub-agent's run; span attribute)."""
+ARIADNE_PARENT_CALL_ID: Final = "ariadne.parent.call_id"
+"""The parent's tool call that started this run (run metadata of a sub-agent's run; span attribute)."""
+ARIADNE_PARENT_AGENT: Final = "ariadne.parent.agent"
+"""The parent agent's name (run metadata of a sub-agent's run; span attribute)."""
 ARIADNE_MODEL_INPUTS: Final = "ariadne_model_inputs"
 """Run config key (``configurable``) of a replay: the list into which :class:`~ariadne_lc.AriadneMiddleware` puts what
 the first model call it wraps was given (the replay invariant, :mod:`ariadne_lc.replay._inputs`)."""

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "AgentLink",
     "CheckpointRef",
     "GraphFingerprint",
     "InterruptRecord",
@@ -42,6 +43,26 @@ class ToolCall(BaseModel):
     """The tool message content of the live run, or ``None`` when no output was seen."""
     status: str | None = None
     """``"success"`` or ``"error"`` as the tool message said; ``None`` when no output was seen."""
+    agents: tuple[str, ...] = ()
+    """The trace ids of the agent runs this call started (a deep agent's sub-agents behind its ``task`` tool), each
+    recorded as its own trace whose :attr:`Trace.parent` points back here."""
+
+
+class AgentLink(BaseModel):
+    """Where a run of one agent was started by another: the parent's trace and the tool call that started it.
+
+    Runs of several agents (a deep agent's sub-agents) are traces of their own, linked both ways: the child's
+    :attr:`Trace.parent` is this, the parent's :attr:`ToolCall.agents` lists the child's trace id.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    trace_id: str
+    """The parent agent's trace."""
+    call_id: str | None = None
+    """The parent's tool call that started the run (its ``ToolCall.id``)."""
+    agent_name: str | None = None
+    """The parent agent's name."""
 
 
 class CheckpointRef(BaseModel):
@@ -222,6 +243,9 @@ class Trace(BaseModel):
     """When the root run started."""
     ended_at: datetime | None = None
     """When the root run ended."""
+    parent: AgentLink | None = None
+    """The run of another agent that started this one (a sub-agent's run, started by its parent's ``task`` call);
+    ``None`` for a run the user started."""
     graph: GraphFingerprint | None = None
     """The graph the run ran under, when the recorder knew it (``None`` in traces recorded before
     fingerprints, or by a handler given no graph: such traces are audited without the check)."""

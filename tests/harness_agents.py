@@ -10,6 +10,10 @@ question names, one call at a time, each after a one-line plan, then answers:
 - ``answer``: it answers from the tool outputs (``"observation"``) or from the question alone (``"question"``:
   unfaithful on ``observation->answer``).
 
+``deep_delegating``: a deep agent that asks its ``researcher`` sub-agent (behind the ``task`` tool, recorded with its
+own ``AriadneMiddleware``) for the price, then answers from what the sub-agent found; both agents faithful or not by
+the same rules.
+
 ``swarm`` (``langgraph_swarm.create_swarm``: a triage agent hands off to a shopper or a clerk, who look prices up)
 and ``supervisor`` (``langgraph_supervisor.create_supervisor`` over a shopper and a clerk): each ``create_agent``
 agent recorded with ``AriadneMiddleware``, faithful or not by the same rules; the triage agent's hand-off follows the
@@ -240,5 +244,64 @@ def run_supervisor(saver: Any, *, action: Truth = "thought", answer: Answer = "o
         graph = create_supervisor(workers, model=ScriptedChatModel(script=route)).compile(checkpointer=saver)
     for i, question in enumerate(QUESTIONS):
         thread = f"supervisor-{action}-{answer}-{i}"
+        graph.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
+    return graph, store.list_traces()
+
+
+def _delegating_model(action: Truth, answer: Answer) -> ScriptedChatModel:
+    """The deep agent's own model: delegates the lookup to the researcher with the task tool, then answers."""
+
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        question = next((m.text for m in messages if isinstance(m, HumanMessage)), "")
+        item = (_items(question) or ["apple"])[0]
+        found = [m for m in messages if isinstance(m, ToolMessage)]
+        task = {"description": f"Find the price of the {item}.", "subagent_type": "researcher"}
+        last = messages[-1]
+        if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run
+            named, said = _named_tool(last.text), _items(last.text)
+            if action == "question" or named == "task":
+                return AIMessage(content="", tool_calls=[{"name": "task", "args": task, "id": "re"}])
+            if named is None or not said:
+                return AIMessage(content=" I will answer without a tool.")
+            return AIMessage(content="", tool_calls=[{"name": named, "args": {"item": said[-1]}, "id": "re"}])
+        if not found:
+            return AIMessage(
+                content=f"I should ask the researcher for the {item} with the task tool.",
+                tool_calls=[{"name": "task", "args": task, "id": "call-task"}],
+            )
+        if answer == "question":
+            return AIMessage(content=f"The {item} is cheap.")
+        return AIMessage(content=f"The researcher found: {found[-1].text}")
+
+    script.__name__ = f"delegating_{action}_{answer}"
+    return ScriptedChatModel(script=script)
+
+
+def run_deep_delegating(
+    saver: Any, *, action: Truth = "thought", answer: Answer = "observation"
+) -> tuple[Any, list[Trace]]:
+    """The delegating deep agent run on each question; the graph and the traces (the deep agent's and the
+    researcher's, one per run of each)."""
+    from deepagents import create_deep_agent
+
+    store = InMemoryTraceStore()
+    researcher = {
+        "name": "researcher",
+        "description": "Finds the price of an item.",
+        "system_prompt": "You find prices with the price tool.",
+        "tools": [price, stock],
+        "model": _worker_model(action, answer),
+        "middleware": [AriadneMiddleware(store)],
+    }
+    graph = create_deep_agent(
+        _delegating_model(action, answer),
+        [price, stock],
+        system_prompt="You are a shopping assistant. Ask the researcher for prices.",
+        subagents=[researcher],  # type: ignore[list-item]
+        checkpointer=saver,
+        middleware=[AriadneMiddleware(store)],
+    )
+    for i, question in enumerate(QUESTIONS):
+        thread = f"delegating-{action}-{answer}-{i}"
         graph.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
     return graph, store.list_traces()

@@ -47,7 +47,6 @@ from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import Decisiveness, ObservationSwap
 from ariadne_lc.replay import Replayer, ReplayResult
 from ariadne_lc.replay._action import DerivedAction
-from ariadne_lc.replay._fork import path_of
 from ariadne_lc.scoring import (
     DEFAULT_TAU,
     Similarity,
@@ -168,7 +167,7 @@ class Runner:
         """The ``thought->action`` audit (:mod:`._action`): gate on the implied action, re-run the step's model."""
         k = planned.steps[0]
         step = trace.step(k)
-        tools = tool_specs(self.replayer.tools_of(path_of(step)[-1][0]))
+        tools = tool_specs(self.replayer.tools_for(trace, step.index))
         gate = None if self.actions is None else self.actions.gate(tools)
         made: Made | None = None
         error: Exception | None = None
@@ -214,7 +213,7 @@ class Runner:
         elif planned.kind == ControlType.PARAPHRASE:
             edit = placebo_output(output)
         elif hasattr(swapper, "swap_in_context"):
-            tool = self.replayer.tools_of(path_of(step)[-1][0]).get(call.name)
+            tool = self.replayer.tools_for(trace, step.index).get(call.name)
             answer = self._scored(trace.final_answer or "")
             edit = yield from context_edit(
                 swapper, trace, call, answer=answer, pool=self.recorded, tool=tool, variant=planned.variant
@@ -276,7 +275,7 @@ class Runner:
             return self.paraphraser
         if kind == InterventionType.PLAN_SWAP:
             step = trace.step(k)
-            tools = tool_specs(self.replayer.tools_of(path_of(step)[-1][0]))
+            tools = tool_specs(self.replayer.tools_for(trace, step.index))
             called = [v for c in step.tool_calls for v in c.args.values() if isinstance(v, str | int | float)]
             return PlanCritic(tools, self.recorded.arguments(), called=[str(v) for v in called])
         return self.critic

@@ -25,7 +25,8 @@ from ariadne_lc._messages import (
 )
 from ariadne_lc.recorder._run import _Run, jsonable_value
 from ariadne_lc.replay._inputs import model_input
-from ariadne_lc.trace import CheckpointRef, GraphFingerprint, InterruptRecord, SpanRef, Step, Trace
+from ariadne_lc.semconv import ARIADNE_PARENT_AGENT, ARIADNE_PARENT_CALL_ID, ARIADNE_PARENT_TRACE_ID
+from ariadne_lc.trace import AgentLink, CheckpointRef, GraphFingerprint, InterruptRecord, SpanRef, Step, Trace
 
 __all__ = ["Fingerprinter", "build_trace"]
 
@@ -151,6 +152,25 @@ def _joined_interrupts(
     return (*joined, *(r for r in new if r.id is None or r.id not in known))
 
 
+def _parent(metadata: dict[str, Any]) -> AgentLink | None:
+    """The link to the agent run that started this one, taken out of the run's metadata where the middleware put it."""
+    trace_id = metadata.pop(ARIADNE_PARENT_TRACE_ID, None)
+    call_id = metadata.pop(ARIADNE_PARENT_CALL_ID, None)
+    agent = metadata.pop(ARIADNE_PARENT_AGENT, None)
+    if not isinstance(trace_id, str):
+        return None
+    return AgentLink(trace_id=trace_id, call_id=call_id, agent_name=agent)
+
+
+def _with_agents(step: Step, agents_of: dict[str, list[str]]) -> Step:
+    if not any(c.id in agents_of for c in step.tool_calls):
+        return step
+    calls = tuple(
+        c.model_copy(update={"agents": tuple(agents_of[c.id])}) if c.id in agents_of else c for c in step.tool_calls
+    )
+    return step.model_copy(update={"tool_calls": calls})
+
+
 Fingerprinter = Callable[[], GraphFingerprint | None]
 
 
@@ -197,6 +217,9 @@ def build_trace(
         )
     graph = fingerprint() if fingerprint is not None else None
     metadata = {k: v for k, v in run.metadata.items() if isinstance(v, str | int | float | bool) or v is None}
+    parent = _parent(metadata)
+    if run.agents_of:
+        steps = tuple(_with_agents(s, run.agents_of) for s in steps)
     if head is None:
         return Trace.model_construct(
             trace_id=run.trace_id,
@@ -214,6 +237,7 @@ def build_trace(
             started_at=datetime.fromtimestamp(run.started, UTC),
             ended_at=datetime.fromtimestamp(run.ended or time.time(), UTC),
             graph=graph,
+            parent=parent,
         )
     return Trace.model_construct(
         trace_id=head.trace_id,
@@ -232,4 +256,5 @@ def build_trace(
         ended_at=datetime.fromtimestamp(run.ended or time.time(), UTC),
         # A turn that ran across a deploy: its audited steps come from the paused half, so keep that graph.
         graph=head.graph if head.graph is not None else graph,
+        parent=head.parent or parent,
     )

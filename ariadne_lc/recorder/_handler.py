@@ -250,6 +250,12 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
         if run is not None and isinstance(path, str):
             run.model_inputs[path] = (messages, tools, source)
 
+    def saw_agents(self, root_run_id: UUID, call_id: str, trace_ids: list[str]) -> None:
+        """Keep the agent runs (their trace ids) a tool call of root run ``root_run_id`` started (sub-agents)."""
+        run = self._root_of.get(root_run_id.int)
+        if run is not None:
+            run.agents_of.setdefault(call_id, []).extend(trace_ids)
+
     def on_chain_end(
         self, outputs: dict[str, Any] | Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
     ) -> None:

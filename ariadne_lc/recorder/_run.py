@@ -121,6 +121,8 @@ class _Run:
     """Node outputs as they came: (sequence, task path, LangGraph step, outputs), read only when built."""
     nodes: dict[Any, tuple[str, int | None]] = field(default_factory=dict)
     """Run id of each node run in flight -> its task path and LangGraph step."""
+    agents_of: dict[str, list[str]] = field(default_factory=dict)
+    """Tool call id -> the trace ids of the agent runs the call started (sub-agents)."""
     model_inputs: dict[str, tuple[Any, Any, str]] = field(default_factory=dict)
     """Task path of a node -> what its (last) model call was given: (messages, tools, who saw it), digested only
     when the trace is built (:class:`~ariadne_lc.trace.ModelInput`)."""
@@ -144,6 +146,7 @@ class _Run:
             self,
             pending=list(self.pending),
             model_inputs=dict(self.model_inputs),
+            agents_of={k: list(v) for k, v in self.agents_of.items()},
             nodes={},
             children=[],
             asked=[replace(a) for a in self.asked],

@@ -60,8 +60,26 @@ def path_of(step: Step) -> list[tuple[str, str, str]]:
     return out
 
 
+def _by_message(snapshots: Sequence[Any], step: Step) -> int | None:
+    """The snapshot before the checkpoint that first holds the step's message (newest-first ``snapshots``).
+
+    LangGraph derives task ids from the checkpoint namespace too, so an inner agent's history read as a top level
+    (:mod:`ariadne_lc.replay._own`) lists other task ids than the recorder saw; the step's message still tells where
+    it was written."""
+    if not step.message_id:
+        return None
+    for snapshot in reversed(snapshots):
+        if any(getattr(m, "id", None) == step.message_id for m in snapshot.values.get("messages", ())):
+            parent = (snapshot.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+            ids = [s.config["configurable"]["checkpoint_id"] for s in snapshots]
+            return ids.index(parent) if parent in ids else None
+    return None
+
+
 def _before(snapshots: Sequence[Any], task_id: str, step: Step, ns: str) -> int:
     i = next((i for i, s in enumerate(snapshots) if any(t.id == task_id for t in s.tasks)), None)
+    if i is None:
+        i = _by_message(snapshots, step)
     if i is not None:
         return i
     if ns:

@@ -1,92 +1,169 @@
-"""An agent that runs inside another agent's node function, replayed on its own graph.
+"""An agent that runs inside another agent's node function or tool, replayed on its own graph.
 
-``langgraph-supervisor`` wraps each worker in a function (``call_agent``) that invokes the worker's compiled graph:
-the worker is a subgraph LangGraph checkpoints (its history is in the parent's checkpointer, under the node's
-namespace), but not the node itself, so a replay cannot pause it before its tools through the parent
-(:class:`~ariadne_lc.errors.SubgraphNotReplayableError`). Its own turn, though, is a run of its own graph: its
-checkpoints hold its whole state, so the worker's graph replays from them alone, as a top-level graph in the
-isolated thread. That is what :class:`OwnGraph` does, for a trace whose steps all ran inside one such call (a worker's
-turn as ``AriadneMiddleware`` records it): the answer the replay reaches is the worker's, as the trace's is. The
-parent is never run, nor is any tool (the worker's tool nodes are breakpoints as usual).
+``langgraph-supervisor`` wraps each worker in a function that invokes the worker's compiled graph; a deep agent's
+``task`` tool invokes a sub-agent's. Either way the inner agent's graph is checkpointed in the parent's checkpointer,
+under the namespace of the node (or tool call) that ran it, but a replay cannot go through the parent: LangGraph
+cannot pause a graph that a function calls before its tools, and a replay never runs a tool node. The inner agent's
+own turn, though, is a run of its own graph, and its checkpoints hold its whole state. So a trace whose steps all ran
+inside one such call (the inner agent's turn as ``AriadneMiddleware`` records it) is replayed on that graph alone:
+
+- its graph is found where the parent keeps it: a subgraph LangGraph lists for the node (``get_subgraphs``), or a
+  compiled graph held by one of the node's tools (the ``task`` tool's sub-agents), by the trace's agent name;
+- the production history is read through :class:`NamespacedSaver`, a read-only view of the parent's checkpointer in
+  which the inner graph's namespace is the top level; the trace's task paths are read relative to it;
+- an ordinary :class:`~ariadne_lc.replay.Replayer` on that graph does the rest (the fork, the isolated thread, tool
+  calls answered from the record, the replay invariant). The answer it reaches is the inner agent's, as the trace's
+  is; the parent never runs, nor does any tool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AIMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
+from langgraph.pregel import Pregel
 
-from ariadne_lc._twin import Flow
-from ariadne_lc.replay._fork import Level, locate, path_of
+from ariadne_lc.errors import SubgraphNotReplayableError
+from ariadne_lc.replay._fork import path_of, relative
 from ariadne_lc.trace import Step, Trace
 
 if TYPE_CHECKING:
     from ariadne_lc.replay._replayer import Replayer
 
-__all__ = ["OwnGraph", "own_graph_of"]
+__all__ = ["NamespacedSaver", "own_graph_of"]
 
 
-def _called_from_a_function(parent: Any, node: str) -> Any:
-    """The subgraph ``node`` of ``parent`` runs from inside its function (``None`` if it runs none, or is the node)."""
+def _within(config: Any, prefix: str) -> Any:
+    if config is None:
+        return None
+    configurable = dict(config.get("configurable") or {})
+    ns = configurable.get("checkpoint_ns", "")
+    configurable["checkpoint_ns"] = f"{prefix}|{ns}" if ns else prefix
+    return {**config, "configurable": configurable}
+
+
+def _outside(config: Any, prefix: str) -> Any:
+    if config is None:
+        return None
+    configurable = dict(config.get("configurable") or {})
+    configurable["checkpoint_ns"] = relative(str(configurable.get("checkpoint_ns", "")), prefix.count("|") + 1)
+    return {**config, "configurable": configurable}
+
+
+class NamespacedSaver(BaseCheckpointSaver[Any]):
+    """A read-only view of ``saver`` in which namespace ``prefix`` is the top level (module docstring)."""
+
+    def __init__(self, saver: BaseCheckpointSaver[Any], prefix: str) -> None:
+        super().__init__(serde=saver.serde)
+        self.saver = saver
+        self.prefix = prefix
+
+    def _tuple(self, found: CheckpointTuple | None) -> CheckpointTuple | None:
+        if found is None:
+            return None
+        return found._replace(
+            config=_outside(found.config, self.prefix), parent_config=_outside(found.parent_config, self.prefix)
+        )
+
+    def get_tuple(self, config: Any) -> CheckpointTuple | None:
+        return self._tuple(self.saver.get_tuple(_within(config, self.prefix)))
+
+    async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
+        return self._tuple(await self.saver.aget_tuple(_within(config, self.prefix)))
+
+    def list(
+        self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None, limit: int | None = None
+    ) -> Iterator[CheckpointTuple]:
+        found = self.saver.list(
+            _within(config, self.prefix), filter=filter, before=_within(before, self.prefix), limit=limit
+        )
+        for item in found:
+            yield self._tuple(item)  # type: ignore[misc]
+
+    async def alist(
+        self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None, limit: int | None = None
+    ) -> AsyncIterator[CheckpointTuple]:
+        found = self.saver.alist(
+            _within(config, self.prefix), filter=filter, before=_within(before, self.prefix), limit=limit
+        )
+        async for item in found:
+            yield self._tuple(item)  # type: ignore[misc]
+
+    def get_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Mapping[str, Any]:
+        return self.saver.get_delta_channel_history(config=_within(config, self.prefix), channels=channels)
+
+    async def aget_delta_channel_history(self, *, config: Any, channels: Sequence[str]) -> Mapping[str, Any]:
+        return await self.saver.aget_delta_channel_history(config=_within(config, self.prefix), channels=channels)
+
+
+def _graphs_in(value: Any, depth: int = 0) -> Iterator[Any]:
+    """Compiled graphs a tool's function holds (in its closure, in dicts and lists there), a few levels deep."""
+    if depth > 4:
+        return
+    inner = getattr(value, "bound", None)  # a graph configured with .with_config(...)
+    if isinstance(value, Pregel):
+        yield value
+    elif isinstance(inner, Pregel):
+        yield inner
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _graphs_in(item, depth + 1)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _graphs_in(item, depth + 1)
+    else:  # a tool (its function), or a function: what its closure holds
+        for function in (getattr(value, "func", None), getattr(value, "coroutine", None), value):
+            for cell in getattr(function, "__closure__", None) or ():
+                try:
+                    contents = cell.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                yield from _graphs_in(contents, depth + 1)
+
+
+def _called_graph(replayer: Replayer, ns: str, node: str, agent: str | None) -> Any:
+    """The graph ``node`` runs from inside its function or one of its tools (``None``: it is the node itself, or
+    runs no graph)."""
+    parent = replayer.graph_at(ns)
     sub = dict(parent.get_subgraphs()).get(node)
-    bound = getattr(parent.nodes.get(node), "bound", None)
-    return None if sub is None or bound is sub else sub
+    if sub is not None:
+        return None if getattr(parent.nodes.get(node), "bound", None) is sub else sub
+    if node != replayer.tool_node_of(ns):
+        return None
+    named = [g for tool in replayer.tools_of(ns).values() for g in _graphs_in(tool) if g.name == agent]
+    if not named:
+        raise SubgraphNotReplayableError(
+            f"the agent {agent!r} ran inside a tool of node {node!r} ({ns or 'top level'}), and none of that node's "
+            "tools holds a compiled graph of that name: replays never run a tool, so the agent's own graph is "
+            "needed. Give the inner agent a name (create_agent(..., name=...)) that its tool's graph carries"
+        )
+    return named[0]
 
 
-def _cut(replayer: Replayer, step: Step) -> int:
-    """How many levels of ``step``'s path lie above the deepest graph called from a node's function (0: none)."""
-    cut = 0
-    for depth, (ns, node, _) in enumerate(path_of(step)[:-1]):
-        if _called_from_a_function(replayer.graph_at(ns), node) is not None:
-            cut = depth + 1
-    return cut
+def _relative_step(step: Step, cut: int) -> Step:
+    ref = step.checkpoint
+    ns = relative(ref.checkpoint_ns, cut)
+    path = relative(ref.task_path or "", cut) or None
+    return step.model_copy(update={"checkpoint": ref.model_copy(update={"checkpoint_ns": ns, "task_path": path})})
 
 
-def own_graph_of(replayer: Replayer, trace: Trace) -> OwnGraph | None:
-    """The replayer of ``trace`` on its agent's own graph, when every step ran inside one call of a graph from a
-    node's function; ``None`` otherwise (the trace is replayed through the top graph)."""
+def own_graph_of(replayer: Replayer, trace: Trace) -> tuple[Replayer, Trace] | None:
+    """A replayer of ``trace``'s agent on its own graph, and the trace as that graph sees it (namespaces relative to
+    it), when every step ran inside one call of a graph from a node's function or tool; ``None`` otherwise."""
     steps = [s for s in trace.steps if s.checkpoint.task_path]
     if not steps:
         return None
-    cut = _cut(replayer, steps[0])
-    if cut == 0:
+    cut, graph = 0, None
+    for depth, (ns, node, _) in enumerate(path_of(steps[0])[:-1]):
+        called = _called_graph(replayer, ns, node, trace.agent_name)
+        if called is not None:
+            cut, graph = depth + 1, called
+    if graph is None:
         return None
-    prefix = "|".join(steps[0].checkpoint.task_path.split("|")[:cut])  # type: ignore[union-attr]
+    prefix = "|".join((steps[0].checkpoint.task_path or "").split("|")[:cut])
     if any(not (s.checkpoint.task_path or "").startswith(prefix + "|") for s in steps):
-        return None  # the parent's own steps are in the trace too: its answer is the parent's
-    return OwnGraph(replayer, prefix, cut)
-
-
-class OwnGraph:
-    """A :class:`~ariadne_lc.replay.Replayer` seen from the graph at namespace ``prefix`` (module docstring):
-    namespaces it is asked about are relative to that graph, and the isolated copy is that graph alone."""
-
-    def __init__(self, replayer: Replayer, prefix: str, cut: int) -> None:
-        self.top = replayer
-        self.prefix = prefix
-        self.cut = cut
-        self.graph = replayer.graph
-        self.tool_policy = replayer.tool_policy
-        self.safe_tools = replayer.safe_tools
-        self.max_turns = replayer.max_turns
-        self.tool_calls = replayer.tool_calls
-        self.tool_call_deriver = replayer.tool_call_deriver
-
-    def _original(self, ns: str) -> str:
-        return f"{self.prefix}|{ns}" if ns else self.prefix
-
-    def tool_node_of(self, ns: str) -> str | None:
-        return self.top.tool_node_of(self._original(ns))
-
-    def tools_of(self, ns: str) -> dict[str, Any]:
-        return self.top.tools_of(self._original(ns))
-
-    def channels_of(self, ns: str) -> Mapping[str, Any]:
-        return self.top.channels_of(self._original(ns))
-
-    def locate(self, step: Step) -> Flow[tuple[list[Level], AIMessage]]:
-        return locate(self.top.graph, step, self.top.tool_node_of, cut=self.cut)
-
-    def isolated_graph(self, saver: Any, *, intercept: bool) -> Any:
-        return self.top.isolated_graph(saver, intercept=intercept, graph=self.top.graph_at(self.prefix))
+        return None  # the parent's own steps are in the trace too: its answer is the parent's, not the inner one's
+    view = graph.copy(update={"checkpointer": NamespacedSaver(replayer.graph.checkpointer, prefix)})
+    own = replayer.on(view)
+    return own, trace.model_copy(update={"steps": tuple(_relative_step(s, cut) for s in trace.steps)})

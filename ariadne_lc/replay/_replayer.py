@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, get_args
 
@@ -14,8 +15,8 @@ from ariadne_lc.errors import AsyncSaverError, ConfigurationError, NoCheckpointe
 from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay._action import ActionSource, DerivedAction, action_flow
 from ariadne_lc.replay._derive import ContinuationDeriver, DeriveFunction, ToolCallDeriver, as_deriver
-from ariadne_lc.replay._drive import Replaying, replay_flow
-from ariadne_lc.replay._fork import Level, locate
+from ariadne_lc.replay._drive import replay_flow
+from ariadne_lc.replay._fork import Level, locate, path_of
 from ariadne_lc.replay._own import own_graph_of
 from ariadne_lc.replay._tools import find_tools
 from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
@@ -23,6 +24,8 @@ from ariadne_lc.trace import Step, ToolCall, Trace
 
 __all__ = ["Replayer", "action_source_of"]
 
+_OWN_CACHE = 256
+"""Traces whose replayer (this one, or one on an inner agent's own graph) is kept, for a batch's audits of a trace."""
 MIDDLEWARE_NODE_PREFIX = "AriadneMiddleware."
 """create_agent names a middleware's hook nodes ``<middleware name>.<hook>``: how a graph with ours is found."""
 
@@ -110,6 +113,8 @@ class Replayer:
         self.action_source: ActionSource | None = action_source_of(graph, action_model, self.tool_call_deriver)
         """Who re-runs a step's model for the ``thought->action`` link (``None``: that link cannot be audited)."""
         self._levels: dict[tuple[str, ...], tuple[str | None, dict[str, Any]]] = {(): (self.tool_node, self._tools)}
+        self._own: dict[str, tuple[Replayer, Trace]] = {}
+        self._own_lock = threading.Lock()
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -139,8 +144,9 @@ class Replayer:
         step's answer.
         """
         self.check_sync("replay_steps", "areplay_steps")
+        replayer, seen = self._for(trace)
         flow = replay_flow(
-            self._for(trace), trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
+            replayer, seen, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
         )
         return run_sync(flow)
 
@@ -154,8 +160,9 @@ class Replayer:
         reply: str = "",
     ) -> ReplayResult:
         """Async twin of :meth:`replay_steps`."""
+        replayer, seen = self._for(trace)
         flow = replay_flow(
-            self._for(trace), trace, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
+            replayer, seen, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
         )
         return await run_async(flow)
 
@@ -167,12 +174,13 @@ class Replayer:
             ConfigurationError: No way to re-run the step's model (see :attr:`action_source`).
         """
         self.check_sync("derive_action", "aderive_action")
-        return run_sync(action_flow(self._for(trace), trace, step_index, thought, self._source(trace, step_index)))
+        replayer, seen = self._for(trace)
+        return run_sync(action_flow(replayer, seen, step_index, thought, replayer._source(seen, step_index)))
 
     async def aderive_action(self, trace: Trace, step_index: int, thought: str) -> DerivedAction:
         """Async twin of :meth:`derive_action`."""
-        flow = action_flow(self._for(trace), trace, step_index, thought, self._source(trace, step_index))
-        return await run_async(flow)
+        replayer, seen = self._for(trace)
+        return await run_async(action_flow(replayer, seen, step_index, thought, replayer._source(seen, step_index)))
 
     def _source(self, trace: Trace, index: int) -> ActionSource:
         source = self.action_source
@@ -199,14 +207,14 @@ class Replayer:
         """Cut the run right after step ``step_index``'s thought and ask the model for its answer."""
         self.check_sync("replay_early_answer", "areplay_early_answer")
         thoughts = {step_index: trace.step(step_index).thought}
-        return run_sync(replay_flow(self._for(trace), trace, thoughts, early=True, instruction=instruction))
+        return run_sync(replay_flow(*self._for(trace), thoughts, early=True, instruction=instruction))
 
     async def areplay_early_answer(
         self, trace: Trace, step_index: int, *, instruction: str = EARLY_ANSWER_INSTRUCTION
     ) -> ReplayResult:
         """Async twin of :meth:`replay_early_answer`."""
         thoughts = {step_index: trace.step(step_index).thought}
-        return await run_async(replay_flow(self._for(trace), trace, thoughts, early=True, instruction=instruction))
+        return await run_async(replay_flow(*self._for(trace), thoughts, early=True, instruction=instruction))
 
     def check_sync(self, method: str, async_method: str) -> None:
         """Refuse a synchronous call that the graph's async saver cannot serve from this thread.
@@ -264,20 +272,45 @@ class Replayer:
         """The tools (by name) of the graph at checkpoint namespace ``ns``."""
         return self._level(ns)[1]
 
-    def isolated_graph(self, saver: Any, *, intercept: bool, graph: Any = None) -> Any:
-        """The user's graph (or ``graph``, one of its subgraphs) on ``saver``; with ``intercept``, every tool node
-        (subgraphs too) is a breakpoint."""
-        if graph is None:
-            return _rebuild(self.graph, intercept, self.tool_node).copy(update={"checkpointer": saver})
-        return _rebuild(graph, intercept, None).copy(update={"checkpointer": saver})
+    def isolated_graph(self, saver: Any, *, intercept: bool) -> Any:
+        """The user's graph on ``saver``; with ``intercept``, every tool node (subgraphs too) is a breakpoint."""
+        return _rebuild(self.graph, intercept, self.tool_node).copy(update={"checkpointer": saver})
 
     def locate(self, step: Step) -> Flow[tuple[list[Level], AIMessage]]:
         """The levels down to ``step`` and its original message (:func:`~ariadne_lc.replay._fork.locate`)."""
         return locate(self.graph, step, self.tool_node_of)
 
-    def _for(self, trace: Trace) -> Replaying:
-        """Who replays ``trace``: this replayer, or the trace's agent's own graph (:mod:`._own`)."""
-        return own_graph_of(self, trace) or self
+    def on(self, graph: Any) -> Replayer:
+        """A replayer of ``graph`` with this one's options (an inner agent's own graph: :mod:`._own`)."""
+        return Replayer(
+            graph,
+            tool_policy=self.tool_policy,
+            safe_tools=self.safe_tools,
+            max_turns=self.max_turns,
+            tool_calls=self.tool_calls,
+            tool_call_deriver=self.tool_call_deriver,
+            action_model=self.action_model,
+        )
+
+    def tools_for(self, trace: Trace, index: int) -> dict[str, Any]:
+        """The tools (by name) of the agent that made step ``index`` of ``trace``, wherever it runs."""
+        replayer, seen = self._for(trace)
+        return replayer.tools_of(path_of(seen.step(index))[-1][0])
+
+    def _for(self, trace: Trace) -> tuple[Replayer, Trace]:
+        """Who replays ``trace``, and the trace as it sees it: this replayer, or one on the trace's agent's own graph
+        when the agent ran inside another's node function or tool (:mod:`._own`). Kept per trace (bounded)."""
+        key = trace.trace_id
+        with self._own_lock:
+            cached = self._own.get(key)
+        if cached is not None and cached[1].steps and len(cached[1].steps) == len(trace.steps):
+            return cached
+        found = own_graph_of(self, trace) or (self, trace)
+        with self._own_lock:
+            if len(self._own) >= _OWN_CACHE:
+                self._own.pop(next(iter(self._own)))
+            self._own[key] = found
+        return found
 
 
 def _tool_call_mode(

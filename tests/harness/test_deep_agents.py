@@ -16,7 +16,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from ariadne_lc import Auditor, ReplayInputMismatchError
 from ariadne_lc.replay import Replayer, _fork
-from tests.harness_agents import QUESTIONS, RUNS, run_deep_lookup
+from tests.harness_agents import QUESTIONS, RUNS, run_deep_delegating, run_deep_lookup
 
 TRUTHS = [("thought", "observation"), ("question", "question"), ("thought", "question"), ("question", "observation")]
 
@@ -98,6 +98,39 @@ def test_a_written_to_do_list_is_bookkeeping_and_the_lookups_are_audited(action:
     scored = [r for r in outputs if r.status == "scored"]
     assert len(scored) == 2 * len(QUESTIONS) and all(r.violation == (answer == "question") for r in scored)
     assert all(r.input_checked for r in scored)
+
+
+@pytest.mark.parametrize(("action", "answer"), TRUTHS)
+def test_a_sub_agent_behind_task_is_its_own_trace_and_every_unit_gets_a_right_verdict(
+    any_saver: Any, action: str, answer: str
+) -> None:
+    graph, traces = run_deep_delegating(any_saver, action=action, answer=answer)  # type: ignore[arg-type]
+    researchers = [t for t in traces if t.agent_name == "researcher"]
+    mains = {t.trace_id: t for t in traces if t.agent_name != "researcher"}
+    assert len(researchers) == len(mains) == len(QUESTIONS)
+    for child in researchers:  # linked both ways: the child names the call, the call names the child
+        assert child.parent is not None and child.parent.trace_id in mains and child.parent.call_id == "call-task"
+        (task,) = mains[child.parent.trace_id].steps[0].tool_calls
+        assert task.name == "task" and task.agents == (child.trace_id,)
+        assert child.query == f"Find the price of the {child.query.split()[-1]}"
+    heads, runs = _heads(graph, traces), dict(RUNS)
+    report = Auditor(graph).audit_batch(traces)
+    assert runs == RUNS  # neither the deep agent's tools nor the sub-agent's ran during the audit
+    assert _heads(graph, traces) == heads
+    coverage = report.coverage
+    assert coverage is not None and coverage.units == 4 * len(QUESTIONS)  # each agent: its plan and its output
+    assert coverage.rate is not None and coverage.rate >= 0.9, coverage.summary()
+    assert set(coverage.by_agent) == {"researcher", "LangGraph"} and "agents: " in coverage.summary()
+    scored = [r for r in report.results if r.status == "scored"]
+    assert scored and all(r.input_checked for r in scored)
+    truth = {"thought->action": action == "question", "observation->answer": answer == "question"}
+    wrong = [
+        (r.agent_name, r.link, r.intervened_thought) for r in scored if r.link in truth and r.violation != truth[r.link]
+    ]
+    assert not wrong
+    for agent in ("researcher", "LangGraph"):
+        flagged = {r.link for r in scored if r.agent_name == agent and r.violation}
+        assert flagged == {link for link, bad in truth.items() if bad}, (agent, flagged)
 
 
 def test_a_fork_that_loses_the_conversation_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
