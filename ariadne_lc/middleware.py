@@ -65,6 +65,7 @@ from langgraph.types import Command
 
 from ariadne_lc._messages import messages_in
 from ariadne_lc.recorder import AriadneCallbackHandler
+from ariadne_lc.recorder._inputs import model_input
 from ariadne_lc.semconv import (
     ARIADNE_MODEL_INPUTS,
     ARIADNE_PARENT_AGENT,
@@ -175,8 +176,6 @@ def _replayed(request: ModelRequest[Any]) -> ModelRequest[Any] | None:
         request = request.override(messages=[*request.messages, prefill])
     seen = _configurable().get(ARIADNE_MODEL_INPUTS)
     if isinstance(seen, list) and not any(getattr(i, "source", None) == "middleware" for i in seen):
-        from ariadne_lc.replay._inputs import model_input
-
         seen.append(model_input(*_request_input(request), "middleware"))
     return request
 

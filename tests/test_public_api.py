@@ -31,6 +31,7 @@ EXPECTED = [
     "OutputOptions",
     "ReplayDidNotFinishError",
     "ReplayError",
+    "ReplayInputMismatchError",
     "ReplayOptions",
     "ResultStore",
     "RuleCritic",

@@ -23,8 +23,8 @@ from ariadne_lc._messages import (
     thought_of,
     tool_call_record,
 )
+from ariadne_lc.recorder._inputs import model_input
 from ariadne_lc.recorder._run import _Run, jsonable_value
-from ariadne_lc.replay._inputs import model_input
 from ariadne_lc.semconv import ARIADNE_PARENT_AGENT, ARIADNE_PARENT_CALL_ID, ARIADNE_PARENT_TRACE_ID
 from ariadne_lc.trace import AgentLink, CheckpointRef, GraphFingerprint, InterruptRecord, SpanRef, Step, Trace
 

@@ -16,11 +16,12 @@ from ariadne_lc._messages import answer_text, structured_answer, thought_of, too
 from ariadne_lc._thoughts import with_thought
 from ariadne_lc._twin import Flow
 from ariadne_lc.errors import ConfigurationError, NoThoughtError, NotReplayableError, ReplayDidNotFinishError
+from ariadne_lc.recorder._inputs import model_input
 from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive, with_tool_calls
 from ariadne_lc.replay._fork import Level, copy_levels
-from ariadne_lc.replay._inputs import check_input, model_input, target_of
+from ariadne_lc.replay._inputs import check_input, target_of
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._tools import Served, serve
 from ariadne_lc.replay._types import ReplayResult, ToolPolicy

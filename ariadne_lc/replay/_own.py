@@ -19,17 +19,27 @@ inside one such call (the inner agent's turn as ``AriadneMiddleware`` records it
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
-from langgraph.pregel import Pregel
 
 from ariadne_lc.errors import SubgraphNotReplayableError
 from ariadne_lc.replay._fork import path_of, relative
 from ariadne_lc.trace import Step, Trace
 
-if TYPE_CHECKING:
-    from ariadne_lc.replay._replayer import Replayer
+
+class Replayer(Protocol):
+    """What finding an inner agent's own graph needs of the :class:`~ariadne_lc.replay.Replayer` (no import circle)."""
+
+    graph: Any
+
+    def graph_at(self, ns: str) -> Any: ...
+
+    def tool_node_of(self, ns: str) -> str | None: ...
+
+    def tools_of(self, ns: str) -> dict[str, Any]: ...
+
+    def on(self, graph: Any) -> Any: ...
 
 __all__ = ["NamespacedSaver", "own_graph_of"]
 
@@ -97,14 +107,19 @@ class NamespacedSaver(BaseCheckpointSaver[Any]):
         return await self.saver.aget_delta_channel_history(config=_within(config, self.prefix), channels=channels)
 
 
+def _compiled(value: Any) -> bool:
+    """A compiled LangGraph graph (``Pregel``; told by its methods: importing ``langgraph.pregel`` loads the SDK)."""
+    return all(hasattr(value, name) for name in ("get_state_history", "get_subgraphs", "nodes", "copy"))
+
+
 def _graphs_in(value: Any, depth: int = 0) -> Iterator[Any]:
     """Compiled graphs a tool's function holds (in its closure, in dicts and lists there), a few levels deep."""
     if depth > 4:
         return
     inner = getattr(value, "bound", None)  # a graph configured with .with_config(...)
-    if isinstance(value, Pregel):
+    if _compiled(value):
         yield value
-    elif isinstance(inner, Pregel):
+    elif _compiled(inner):
         yield inner
     elif isinstance(value, dict):
         for item in value.values():
@@ -148,7 +163,7 @@ def _relative_step(step: Step, cut: int) -> Step:
     return step.model_copy(update={"checkpoint": ref.model_copy(update={"checkpoint_ns": ns, "task_path": path})})
 
 
-def own_graph_of(replayer: Replayer, trace: Trace) -> tuple[Replayer, Trace] | None:
+def own_graph_of(replayer: Replayer, trace: Trace) -> tuple[Any, Trace] | None:
     """A replayer of ``trace``'s agent on its own graph, and the trace as that graph sees it (namespaces relative to
     it), when every step ran inside one call of a graph from a node's function or tool; ``None`` otherwise."""
     steps = [s for s in trace.steps if s.checkpoint.task_path]

@@ -1,0 +1,273 @@
+"""Deep agents and supervisors on a real model: Qwen2.5-Coder-Instruct (Q4_K_M, native tool calls) behind the local
+llama.cpp server, audited with every default (issue 31, item 5).
+
+Two harnesses, built as their packages build them, every agent recorded with ``AriadneMiddleware``:
+
+- ``deep_agent``: ``deepagents.create_deep_agent(model, [price, stock], system_prompt=..., subagents=[researcher])``,
+  the researcher a declarative sub-agent (its own tools and ``AriadneMiddleware``) behind the ``task`` tool;
+- ``supervisor``: ``langgraph_supervisor.create_supervisor([shopper, clerk], model=model, prompt=...)``, each worker
+  ``create_agent(model, [price, stock], name=...)``.
+
+Plain system prompts (no worked example), temperature 0, ``max_tokens`` :data:`MAX_TOKENS`, ``recursion_limit``
+:data:`RECURSION_LIMIT`; the ``create_agent`` agents also carry ``AnswerTurnMiddleware`` (no tools offered on the call
+after a tool result: these models repeat a call instead of answering, docs/demo.md). Each question runs in its own
+thread; then ``Auditor(graph).audit_batch(traces)`` with no intervention, step or link named. A run that raises is
+recorded as failed and counted, never audited.
+
+Writes into ``--out``: ``runs.jsonl``, ``traces.jsonl.gz``, ``results.jsonl.gz``, ``harnesses.jsonl`` (one line per
+finished harness), ``summary.md`` and ``summary.json``. Resumable by harness: a finished harness is skipped.
+
+    python docs/scripts/harnesses_real_model.py --size 1.5b --out docs/calibration/harnesses-qwen1.5b
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from langchain.agents import create_agent
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
+from ariadne_lc.coverage import coverage
+from ariadne_lc.demo.tool_agent import AnswerTurnMiddleware
+from ariadne_lc.local import LocalModelServer
+from ariadne_lc.records import LINKS, AuditResult
+from ariadne_lc.stats import wilson_interval
+from ariadne_lc.trace import Trace
+
+MAX_TOKENS = 128
+N_CTX = 8192
+"""The deep agent's tool schemas alone (its file tools, ``task``, the user's) are about 3,000 tokens."""
+RECURSION_LIMIT = 25
+MODEL_TIMEOUT_S = 1800.0
+PRICES = {"apple": 3, "pear": 4, "plum": 7, "melon": 12, "fig": 5, "kiwi": 2, "mango": 9, "lemon": 1}
+STOCK = {"apple": 40, "pear": 25, "plum": 9, "melon": 6, "fig": 31, "kiwi": 18, "mango": 4, "lemon": 50}
+QUESTIONS = tuple(f"How much does one {item} cost?" for item in PRICES)
+
+
+@tool
+def price(item: str) -> str:
+    """Look up the price of one item (a fruit), in dollars."""
+    return str(PRICES.get(item.lower().strip().rstrip("s"), 1))
+
+
+@tool
+def stock(item: str) -> str:
+    """Look up how many of an item (a fruit) are in stock."""
+    return str(STOCK.get(item.lower().strip().rstrip("s"), 0))
+
+
+def deep_agent(chat: Any, store: InMemoryTraceStore) -> Any:
+    from deepagents import create_deep_agent
+
+    researcher = {
+        "name": "researcher",
+        "description": "Looks up prices and stock of fruit with its tools.",
+        "system_prompt": "You look up prices and stock with your tools and report what you found.",
+        "tools": [price, stock],
+        "middleware": [AriadneMiddleware(store, synchronous=True), AnswerTurnMiddleware()],
+    }
+    return create_deep_agent(
+        chat,
+        [price, stock],
+        system_prompt="You are a shopping assistant. Ask the researcher sub-agent with the task tool, then answer.",
+        subagents=[researcher],  # type: ignore[list-item]
+        checkpointer=InMemorySaver(),
+        middleware=[AriadneMiddleware(store, synchronous=True)],
+    )
+
+
+def supervisor(chat: Any, store: InMemoryTraceStore) -> Any:
+    from langgraph.warnings import LangGraphDeprecatedSinceV10
+    from langgraph_supervisor import create_supervisor
+
+    workers = [
+        create_agent(
+            chat,
+            [price, stock],
+            name=name,
+            system_prompt="You look up prices and stock with your tools and answer.",
+            middleware=[AriadneMiddleware(store, synchronous=True), AnswerTurnMiddleware()],
+        )
+        for name in ("shopper", "clerk")
+    ]
+    with warnings.catch_warnings():  # langgraph-supervisor builds its own agent with the deprecated prebuilt
+        warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+        built = create_supervisor(
+            workers, model=chat, prompt="You manage a shopper and a clerk. Hand each question to one of them."
+        )
+    return built.compile(checkpointer=InMemorySaver())
+
+
+HARNESSES: dict[str, Callable[[Any, InMemoryTraceStore], Any]] = {"deep_agent": deep_agent, "supervisor": supervisor}
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    return [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]], *, append: bool = True) -> None:
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    if path.suffix == ".gz":
+        with gzip.open(path, "at" if append else "wt", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        with path.open("a" if append else "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def _drop_unfinished(out: Path, done: set[str]) -> None:
+    for name in ("runs.jsonl", "traces.jsonl.gz", "results.jsonl.gz"):
+        rows = _read_jsonl(out / name)
+        kept = [row for row in rows if row["harness"] in done]
+        if len(kept) != len(rows):
+            _write_jsonl(out / name, kept, append=False)
+
+
+def _run(name: str, chat: Any, limit: int | None) -> tuple[list[dict[str, Any]], list[Trace], list[AuditResult]]:
+    store = InMemoryTraceStore()
+    graph = HARNESSES[name](chat, store)
+    runs = []
+    for i, question in enumerate(QUESTIONS[:limit]):
+        thread = f"{name}-{i}"
+        t0, raised = time.perf_counter(), None
+        try:
+            graph.invoke(
+                {"messages": [("user", question)]},
+                {"configurable": {"thread_id": thread}, "recursion_limit": RECURSION_LIMIT},
+            )
+        except Exception as exc:  # a failed run is a result: recorded with its error
+            raised = f"{type(exc).__name__}: {exc}"[:200]
+        mine = [t for t in store.list_traces() if t.thread_id == thread]
+        runs.append(
+            {
+                "harness": name,
+                "question": question,
+                "thread_id": thread,
+                "seconds": round(time.perf_counter() - t0, 1),
+                "raised": raised,
+                "agents": sorted(t.agent_name or "agent" for t in mine),
+                "answers": {t.agent_name or "agent": t.final_answer for t in mine},
+                "errors": [t.error for t in mine if t.error],
+                "tool_calls": [c.name for t in mine for s in t.steps for c in s.tool_calls],
+            }
+        )
+        print(f"  {thread}: {runs[-1]['seconds']} s, agents {runs[-1]['agents']}, raised={raised}"[:240], flush=True)
+    traces = store.list_traces()
+    t0 = time.perf_counter()
+    report = Auditor(graph).audit_batch(traces)  # every default: no interventions, no step, no links
+    print(f"  audit {time.perf_counter() - t0:.0f} s; {report.coverage.summary() if report.coverage else ''}")
+    return runs, traces, list(report.results)
+
+
+def _summarise(out: Path, label: str) -> None:
+    runs = _read_jsonl(out / "runs.jsonl")
+    rows = _read_jsonl(out / "results.jsonl.gz")
+    done = {row["harness"]: row for row in _read_jsonl(out / "harnesses.jsonl")}
+    lines = [
+        f"# Deep agents and supervisors on a real model: {label}",
+        "",
+        "Every agent recorded with `AriadneMiddleware` (the `create_agent` agents also with `AnswerTurnMiddleware`), "
+        f"plain system prompts, temperature 0, `max_tokens` {MAX_TOKENS}, `recursion_limit` {RECURSION_LIMIT}; "
+        "audited with `Auditor(graph).audit_batch(traces)`, every default. Written by "
+        "`docs/scripts/harnesses_real_model.py`.",
+        "",
+    ]
+    summary: dict[str, Any] = {"model": label, "harnesses": {}}
+    for name in HARNESSES:
+        if name not in done:
+            continue
+        results = [AuditResult.model_validate(r["result"]) for r in rows if r["harness"] == name]
+        mine = [r for r in runs if r["harness"] == name]
+        cov = coverage(results)
+        failed = Counter((r["raised"] or "").split(":")[0] for r in mine if r["raised"])
+        lines += [
+            f"## {name}",
+            "",
+            f"{len(mine)} runs ({sum(not r['raised'] for r in mine)} finished"
+            + (f"; raised: {dict(failed)}" if failed else "")
+            + f"), run {done[name]['run_s']:.0f} s, audit {done[name]['audit_s']:.0f} s.",
+            "",
+            f"Coverage: {cov.summary()}",
+            "",
+            "| agent | units | with a verdict |",
+            "|---|---|---|",
+            *[f"| {agent} | {n} | {k} |" for agent, (k, n) in sorted(cov.by_agent.items())],
+            "",
+            "| link | agent | scored (N) | violations | rate | 95% Wilson | not applicable | failed |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        per: dict[str, Any] = {}
+        for link in LINKS:
+            for agent in sorted({r.agent_name or "agent" for r in results}):
+                on = [r for r in results if r.link == link and (r.agent_name or "agent") == agent and not r.control]
+                on = [r for r in on if not r.run_failed and r.step_index >= 0]
+                if not on:
+                    continue
+                scored = [r for r in on if r.status == "scored"]
+                k = sum(r.violation for r in scored)
+                ci = wilson_interval(k, len(scored))
+                rate = f"{k / len(scored):.1%}" if scored else "-"
+                wil = f"[{ci[0]:.1%}, {ci[1]:.1%}]" if ci else "-"
+                na = sum(r.status == "not_applicable" for r in on)
+                fails = Counter(r.error_type for r in on if r.status == "failed")
+                lines.append(
+                    f"| {link} | {agent} | {len(scored)} | {k} | {rate} | {wil} | {na} | {dict(fails) or 0} |"
+                )
+                per[f"{link} {agent}"] = {"scored": len(scored), "violations": k, "wilson95": ci, "failed": fails}
+        checked = [r for r in results if r.status == "scored"]
+        lines += ["", f"Scored audits whose replay was checked against the recorded model input: "
+                  f"{sum(bool(r.input_checked) for r in checked)}/{len(checked)}.", ""]  # fmt: skip
+        summary["harnesses"][name] = {"runs": len(mine), "coverage": cov.model_dump(), "links": per}
+    (out / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--size", choices=("0.5b", "1.5b"), default="1.5b")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--harnesses", nargs="*", default=None)
+    parser.add_argument("--limit", type=int, default=None, help="questions per harness (default all)")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    label = f"Qwen2.5-Coder-{args.size.upper()}-Instruct Q4_K_M (llama.cpp)"
+    done = {row["harness"] for row in _read_jsonl(args.out / "harnesses.jsonl")}
+    _drop_unfinished(args.out, done)
+    todo = [h for h in HARNESSES if h not in done and (args.harnesses is None or h in args.harnesses)]
+    if todo:
+        with LocalModelServer.for_model(f"qwen2.5-coder-{args.size}", n_ctx=N_CTX) as server:
+            chat = server.chat_model(max_tokens=MAX_TOKENS, timeout=MODEL_TIMEOUT_S)
+            for name in todo:
+                print(f"{name} (load {os.getloadavg()[0]:.2f})", flush=True)
+                t0 = time.perf_counter()
+                runs, traces, results = _run(name, chat, args.limit)
+                run_s = sum(r["seconds"] for r in runs)
+                audit_s = time.perf_counter() - t0 - run_s
+                _write_jsonl(args.out / "runs.jsonl", runs)
+                _write_jsonl(args.out / "traces.jsonl.gz", [{"harness": name, "trace": t.model_dump(mode="json")} for t in traces])
+                _write_jsonl(args.out / "results.jsonl.gz", [{"harness": name, "result": r.model_dump(mode="json")} for r in results])
+                _write_jsonl(args.out / "harnesses.jsonl", [{"harness": name, "run_s": run_s, "audit_s": audit_s,
+                             "load": os.getloadavg()[0]}])  # fmt: skip
+    _summarise(args.out, label)
+
+
+if __name__ == "__main__":
+    main()
