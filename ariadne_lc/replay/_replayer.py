@@ -348,8 +348,11 @@ def _rebuild(graph: Any, intercept: bool, tool_node: str | None) -> Any:
         elif intercept and any(find_tools(g, None)[0] for g in [sub, *(s for _, s in sub.get_subgraphs(recurse=True))]):
             raise SubgraphNotReplayableError(
                 f"node {name!r} calls a subgraph with a tool node from inside its own function: LangGraph gives no "
-                "way to pause that subgraph before its tools, so a replay would run them for real. Add the subgraph "
-                "as the node itself (builder.add_node(name, subgraph)), or replay with tool_policy='live' if its "
-                "tools have no side effects"
+                "way to pause that subgraph before its tools, so a replay would run them for real. A supervisor's "
+                "workers (langgraph-supervisor) are such nodes: record each worker with AriadneMiddleware "
+                "(create_agent(..., middleware=[AriadneMiddleware(store)])), whose turns are traces of their own, "
+                "replayed on the worker's own graph (docs/harnesses.md). Else add the subgraph as the node itself "
+                "(builder.add_node(name, subgraph)), or replay with tool_policy='live' if its tools have no side "
+                "effects"
             )
     return graph.copy(update=update) if update else graph

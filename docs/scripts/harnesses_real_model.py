@@ -3,8 +3,10 @@ llama.cpp server, audited with every default (issue 31, item 5).
 
 Two harnesses, built as their packages build them, every agent recorded with ``AriadneMiddleware``:
 
-- ``deep_agent``: ``deepagents.create_deep_agent(model, [price, stock], system_prompt=..., subagents=[researcher])``,
-  the researcher a declarative sub-agent (its own tools and ``AriadneMiddleware``) behind the ``task`` tool;
+- ``deep_agent``: ``deepagents.create_deep_agent(model, [], system_prompt=..., subagents=[researcher])``, the
+  researcher a declarative sub-agent with the ``price`` and ``stock`` tools (and its own ``AriadneMiddleware``) behind
+  the ``task`` tool; the main agent has the harness's own tools only, so the lookups are delegated (given them too,
+  the 1.5B model called them itself and never delegated, in a probe);
 - ``supervisor``: ``langgraph_supervisor.create_supervisor([shopper, clerk], model=model, prompt=...)``, each worker
   ``create_agent(model, [price, stock], name=...)``.
 
@@ -82,7 +84,7 @@ def deep_agent(chat: Any, store: InMemoryTraceStore) -> Any:
     }
     return create_deep_agent(
         chat,
-        [price, stock],
+        [],  # the lookups are the researcher's: the main agent delegates them (with them, the model called them itself)
         system_prompt="You are a shopping assistant. Ask the researcher sub-agent with the task tool, then answer.",
         subagents=[researcher],  # type: ignore[list-item]
         checkpointer=InMemorySaver(),

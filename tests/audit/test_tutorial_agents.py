@@ -75,6 +75,8 @@ def _check(shape: Shape, thought: bool, action: str, answer: str, place: str) ->
         if truth is not None and r.violation != truth:
             wrong.append((r.link, r.intervention_type, r.intervention_method, r.tracking, r.counterfactual_answer))
     assert not wrong
+    scored = [r for r in report.results if r.status == "scored"]
+    assert all(r.input_checked for r in scored)  # every scored replay gave the model the recorded input but the edit
     flagged = {r.link for r in report.results if r.violation}
     assert ("thought->action" in flagged) == (thought and action == "question")
     assert ("observation->answer" in flagged) == (answer == "question")

@@ -33,6 +33,7 @@ def _audited(serving: Serving, db: str, queue: str, workers: Any, **online: Any)
         wait_until(lambda: auditor.jobs.counts()[JobState.DONE] == 2, 120, "2 jobs done", workers.logs)
         results = auditor.jobs.list_results()
         assert all(r.status == "scored" for r in results), [r.error for r in results]
+        assert all(r.input_checked for r in results)  # each worker's replay gave the model the recorded input
         return {(r.intervention_type, r.link) for r in results}
     finally:
         auditor.shutdown(30, drain=False)

@@ -126,6 +126,8 @@ def test_human_in_the_loop_thread_resumed_through_the_sdk(langgraph_server: Serv
         (from_recording,) = auditor.audit(recorded, interventions=["logic_flip"])
     assert result.status == "scored" and not result.violation and result.answer_changed
     assert from_recording.status == "scored" and from_recording.counterfactual_answer == result.counterfactual_answer
+    # a server thread holds no model input (replayed unchecked); the deployment's own recording does (checked)
+    assert result.input_checked is False and from_recording.input_checked is True
     assert _snapshot(langgraph_server, thread) == before
 
 
