@@ -34,7 +34,7 @@ from typing import Any
 
 from ariadne_lc.trace import GraphFingerprint
 
-__all__ = ["differences", "graph_fingerprint"]
+__all__ = ["agent_parts_of", "differences", "graph_fingerprint"]
 
 _MAX_DEPTH = 6
 _MAX_ITEMS = 200
@@ -63,6 +63,8 @@ class _Seen:
     """What a walk from one node found."""
 
     def __init__(self) -> None:
+        self.chat_models: dict[int, Any] = {}
+        """The model objects themselves, by id (what :func:`chat_models_of` returns)."""
         self.models: set[str] = set()
         self.prompts: set[str] = set()
         self.tools: dict[str, str] = {}
@@ -122,6 +124,7 @@ def _walk(value: Any, seen: _Seen, depth: int, name: str = "") -> None:
     seen.visited.add(id(value))
     if isinstance(value, BaseLanguageModel):
         seen.models.add(_model_id(value))
+        seen.chat_models.setdefault(id(value), value)
         return
     if isinstance(value, BaseTool):
         tool_name, digest = _tool_id(value)
@@ -253,6 +256,18 @@ def _walk_node(node: Any, seen: _Seen) -> None:
             _walk_node(inner, seen)
         return
     _walk(bound, seen, 0)
+
+
+def agent_parts_of(graph: Any, node: str) -> tuple[list[Any], list[str]]:
+    """The chat models node ``node`` of ``graph`` can call and the prompts it holds, found as the fingerprint finds
+    them (its function's closure, bound runnables, its subgraph's nodes): what a ``thought->action`` audit re-runs when
+    the agent has no ``AriadneMiddleware`` (a supervisor's own agent, a swarm recorded by a handler)."""
+    found = graph.nodes.get(node)
+    if found is None:
+        return [], []
+    seen = _Seen()
+    _walk_node(found, seen)
+    return list(seen.chat_models.values()), sorted(p for p in seen.prompts if p.strip())
 
 
 def graph_fingerprint(graph: Any) -> GraphFingerprint:

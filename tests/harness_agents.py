@@ -192,7 +192,24 @@ def _triage_model(action: Truth) -> ScriptedChatModel:
     return ScriptedChatModel(script=script)
 
 
-def run_swarm(saver: Any, *, action: Truth = "thought", answer: Answer = "observation") -> tuple[Any, list[Trace]]:
+Recorder = Literal["middleware", "record"]
+"""How a multi-agent system is recorded: ``AriadneMiddleware`` in each ``create_agent`` agent, or
+``record(graph, store)`` on the compiled system (a callback handler on the whole graph)."""
+
+
+def _recorded(store: InMemoryTraceStore, recorder: Recorder) -> list[Any]:
+    return [AriadneMiddleware(store)] if recorder == "middleware" else []
+
+
+def _record(graph: Any, store: InMemoryTraceStore, recorder: Recorder) -> Any:
+    from ariadne_lc import record
+
+    return graph if recorder == "middleware" else record(graph, store)
+
+
+def run_swarm(
+    saver: Any, *, action: Truth = "thought", answer: Answer = "observation", recorder: Recorder = "middleware"
+) -> tuple[Any, list[Trace]]:
     """A swarm of three ``create_agent`` agents run on each question; the graph and the recorded traces."""
     from langchain.agents import create_agent
     from langgraph_swarm import create_handoff_tool, create_swarm
@@ -218,7 +235,9 @@ def run_swarm(saver: Any, *, action: Truth = "thought", answer: Answer = "observ
     return graph, store.list_traces()
 
 
-def run_supervisor(saver: Any, *, action: Truth = "thought", answer: Answer = "observation") -> tuple[Any, list[Trace]]:
+def run_supervisor(
+    saver: Any, *, action: Truth = "thought", answer: Answer = "observation", recorder: Recorder = "middleware"
+) -> tuple[Any, list[Trace]]:
     """A supervisor over two ``create_agent`` workers (each recorded with ``AriadneMiddleware``) run on each
     question; the graph and the workers' recorded traces."""
     from langchain.agents import create_agent
@@ -226,11 +245,16 @@ def run_supervisor(saver: Any, *, action: Truth = "thought", answer: Answer = "o
 
     store = InMemoryTraceStore()
     workers = [
-        create_agent(_worker_model(action, answer), [price, stock], name=name, middleware=[AriadneMiddleware(store)])
+        create_agent(_worker_model(action, answer), [price, stock], name=name, middleware=_recorded(store, recorder))
         for name in ("shopper", "clerk")
     ]
 
     def route(messages: Sequence[BaseMessage]) -> AIMessage:
+        last = messages[-1]
+        if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run: hand off where the thought says
+            named = re.findall(r"to the (shopper|clerk)", last.text)
+            target = named[-1] if named and action == "thought" else "shopper"
+            return AIMessage(content="", tool_calls=[{"name": f"transfer_to_{target}", "args": {}, "id": "re"}])
         if not any(isinstance(m, ToolMessage) for m in messages):
             return AIMessage(
                 content="I should transfer this to the shopper.",
@@ -241,10 +265,12 @@ def run_supervisor(saver: Any, *, action: Truth = "thought", answer: Answer = "o
 
     with warnings.catch_warnings():  # langgraph-supervisor 0.0.31 builds its own agent with the deprecated prebuilt
         warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
-        graph = create_supervisor(workers, model=ScriptedChatModel(script=route)).compile(checkpointer=saver)
+        built = create_supervisor(workers, model=ScriptedChatModel(script=route), prompt="You manage two shoppers.")
+        graph = built.compile(checkpointer=saver)
+    run = _record(graph, store, recorder)
     for i, question in enumerate(QUESTIONS):
         thread = f"supervisor-{action}-{answer}-{i}"
-        graph.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
+        run.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
     return graph, store.list_traces()
 
 

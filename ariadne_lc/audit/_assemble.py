@@ -210,7 +210,11 @@ def _derived(ran: Ran, name: str) -> str | None:
 
 
 def _checked(ran: Ran) -> bool | None:
-    return None if ran.derived is None or ran.derived.deriver != "middleware" else ran.derived.input_checked
+    """A re-run through the graph (the middleware) or by the agent's own model found in the graph is checked; a
+    deriver given to the auditor builds its own input, which nothing compares with the recorded one."""
+    if ran.derived is None:
+        return None
+    return ran.derived.input_checked if ran.derived.input_checked or ran.derived.deriver == "middleware" else None
 
 
 def _changed(ran: Ran, answers: tuple[str, str] | None) -> bool | None:

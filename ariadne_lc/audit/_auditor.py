@@ -252,6 +252,17 @@ class Auditor(AuditorView, BatchAudits):
     ) -> Flow[list[AuditResult]]:
         self.check_graph(trace)
         self._runner.recorded.observe([trace])
+        runs = self.replayer.agents_of(trace) if step is None else [trace]
+        if len(runs) > 1:  # a handler's trace of several agents: each agent's run audited as its own (default plan)
+            results: list[AuditResult] = []
+            for run in runs:
+                results.extend((yield from self._audit_run(run, step, interventions)))
+            return results
+        return (yield from self._audit_run(trace, step, interventions))
+
+    def _audit_run(
+        self, trace: Trace, step: StepSelector | None, interventions: Interventions
+    ) -> Flow[list[AuditResult]]:
         planned = plan(
             trace, step, interventions, seed=self.seed, min_thought_chars=self.min_thought_chars, links=self.links,
             observation_swaps=self.observation_swaps, contradictions_per_step=self.contradictions_per_step,

@@ -103,7 +103,7 @@ def action_flow(
     step = check_step(trace, index)
     levels, original = yield from replayer.locate(step)
     tools = replayer.tools_of(levels[-1].ns)
-    counter = Counter()
+    counter = Counter(outside=source != "middleware")  # a deriver calls the model itself, not through the graph
     config: dict[str, Any] = {
         "callbacks": [counter],
         "metadata": {ARIADNE_REPLAY: True},
@@ -120,7 +120,11 @@ def action_flow(
         )
         derived = yield from derive(source, thought, context)
         calls = tuple(ToolCall(id=c["id"], name=c["name"], args=c["args"]) for c in derived)
-        return DerivedAction(calls, source.name, counter.model_calls, counter.tool_calls, invalid_calls(calls, tools))
+        checked = getattr(source, "checks_input", False) and check_input(
+            target_of(trace, [step], rerun=True), counter.inputs
+        )
+        made, ran = counter.model_calls, counter.tool_calls
+        return DerivedAction(calls, source.name, made, ran, invalid_calls(calls, tools), input_checked=checked)
     thread = f"ariadne-action-{uuid.uuid4()}"
     iso_saver = _in_memory_saver()
     yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread, replayer.channels_of)

@@ -175,6 +175,14 @@ class ContinuationDeriver:
         return [dict(c) for c in reply.tool_calls] if isinstance(reply, AIMessage) else []
 
 
+class AgentModel(ContinuationDeriver):
+    """The agent's own model and prompt, found in its graph node (a multi-agent system without ``AriadneMiddleware``):
+    a continuation that must give the model the recorded input of the step plus the thought, and is checked for it
+    (the replay invariant), since nothing but the graph's code vouches for the prompt it rebuilt."""
+
+    checks_input = True
+
+
 def as_deriver(value: ToolCallDeriver | DeriveFunction | BaseChatModel) -> ToolCallDeriver:
     """A deriver from what the user passed: a deriver as is, a chat model as a :class:`ContinuationDeriver`, a
     function as a :class:`FunctionDeriver`."""

@@ -63,10 +63,12 @@ class Counter(BaseCallbackHandler):
     tool_calls: int = 0
     run_inline: bool = field(default=True)
     inputs: list[ModelInput] = field(default_factory=list)
+    outside: bool = False
+    """Keep a call made outside the graph too (a deriver's re-run of the step's model)."""
 
     def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], **kwargs: Any) -> None:
         self.model_calls += 1
-        in_graph = "langgraph_node" in (kwargs.get("metadata") or {})  # not a deriver's own call to the model
+        in_graph = self.outside or "langgraph_node" in (kwargs.get("metadata") or {})  # not a deriver's own call
         if in_graph and messages and not any(i.source == "callback" for i in self.inputs):
             params = kwargs.get("invocation_params") or {}
             self.inputs.append(model_input(messages[0], params.get("tools"), "callback"))

@@ -25,7 +25,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ariadne_lc.errors import SubgraphNotReplayableError
 from ariadne_lc.replay._fork import path_of, relative
-from ariadne_lc.trace import Step, Trace
+from ariadne_lc.trace import AgentLink, Step, Trace
 
 
 class Replayer(Protocol):
@@ -41,7 +41,7 @@ class Replayer(Protocol):
 
     def on(self, graph: Any) -> Any: ...
 
-__all__ = ["NamespacedSaver", "own_graph_of"]
+__all__ = ["NamespacedSaver", "agents_of", "own_graph_of"]
 
 
 def _within(config: Any, prefix: str) -> Any:
@@ -146,7 +146,8 @@ def _called_graph(replayer: Replayer, ns: str, node: str, agent: str | None) -> 
         return None if getattr(parent.nodes.get(node), "bound", None) is sub else sub
     if node != replayer.tool_node_of(ns):
         return None
-    named = [g for tool in replayer.tools_of(ns).values() for g in _graphs_in(tool) if g.name == agent]
+    held = {id(g): g for tool in replayer.tools_of(ns).values() for g in _graphs_in(tool)}
+    named = [g for g in held.values() if g.name == agent] or ([*held.values()] if len(held) == 1 else [])
     if not named:
         raise SubgraphNotReplayableError(
             f"the agent {agent!r} ran inside a tool of node {node!r} ({ns or 'top level'}), and none of that node's "
@@ -182,3 +183,81 @@ def own_graph_of(replayer: Replayer, trace: Trace) -> tuple[Any, Trace] | None:
     view = graph.copy(update={"checkpointer": NamespacedSaver(replayer.graph.checkpointer, prefix)})
     own = replayer.on(view)
     return own, trace.model_copy(update={"steps": tuple(_relative_step(s, cut) for s in trace.steps)})
+
+
+_HANDOFF = ("transfer_to_", "transfer_back_to_")
+"""Hand-off tools of ``langgraph-supervisor`` and ``langgraph-swarm``: a trace holding one holds several agents."""
+
+
+def _hands_off(step: Step) -> bool:
+    return any(c.name.startswith(_HANDOFF) for c in step.tool_calls)
+
+
+def _harness_message(step: Step) -> bool:
+    """A message the harness wrote, not a model turn: ``langgraph-supervisor``'s "Transferring back to supervisor"
+    with its ``transfer_back_to_*`` call, written by the worker's wrapper node."""
+    return bool(step.tool_calls) and all(c.name.startswith("transfer_back_to_") for c in step.tool_calls)
+
+
+def _crosses(replayer: Replayer, trace: Trace, step: Step) -> bool:
+    """Whether ``step`` ran inside a graph called from a node's function or tool (its agent's own graph)."""
+    try:
+        return any(_called_graph(replayer, ns, node, None) is not None for ns, node, _ in path_of(step)[:-1])
+    except SubgraphNotReplayableError:
+        return True
+
+
+def agents_of(replayer: Replayer, trace: Trace) -> list[Trace]:
+    """``trace`` as the runs of the agents it holds, one trace each (``[trace]`` when it holds one agent's run).
+
+    A trace recorded by a handler on a whole multi-agent graph (``record(supervisor, store)``, a swarm, a deep agent
+    whose sub-agents have no recorder of their own) holds the turns of several agents: each run of one agent (the
+    steps of one graph namespace: a sub-agent's steps inside a ``task`` call leave its parent's run whole) is audited
+    as a trace of its own, so that its replays reach its own answer and its units are counted as its. The run of the
+    trace's first step keeps the trace's id; the others get ``<id>~<n>`` and a :attr:`~ariadne_lc.trace.Trace.parent`
+    naming the trace and the call (a hand-off, a ``task``) that started them. Split only where the trace shows several
+    agents: a hand-off between agents, or steps that ran inside an agent's own graph (called from a node's function
+    or tool) beside steps that did not.
+    """
+    steps = [s for s in trace.steps if not _harness_message(s)]
+    if not (any(_hands_off(s) for s in steps) or len({_crosses(replayer, trace, s) for s in steps}) > 1):
+        return [trace]
+    runs: dict[str, list[Step]] = {}
+    for step in steps:
+        runs.setdefault(step.checkpoint.checkpoint_ns, []).append(step)
+    if len(runs) < 2:
+        return [trace]
+    out: list[Trace] = []
+    for n, run in enumerate(runs.values()):
+        last = run[-1]
+        answered = last.is_final or _hands_off(last)  # an answer, or a hand-off (the run's end, as recorded live)
+        answer = trace.final_answer if last is trace.steps[-1] else (last.thought if answered else None)
+        before = [s for s in trace.steps[: run[0].index] if s.tool_calls]
+        started = before[-1].tool_calls[-1] if before else None
+        parent = AgentLink(trace_id=trace.trace_id, call_id=None if started is None else started.id)
+        out.append(
+            trace.model_copy(
+                update={
+                    "trace_id": trace.trace_id if n == 0 else f"{trace.trace_id}~{n}",
+                    "steps": tuple(s.model_copy(update={"index": i}) for i, s in enumerate(run)),
+                    "final_answer": answer,
+                    "agent_name": _agent_name(replayer, last) or trace.agent_name,
+                    "parent": trace.parent if n == 0 else parent,
+                    "interrupts": trace.interrupts if n == 0 else (),
+                }
+            )
+        )
+    return out
+
+
+def _agent_name(replayer: Replayer, step: Step) -> str | None:
+    """The agent a step's graph is: the subgraph node's name (a swarm's or a supervisor's agents are nodes named after
+    them), or the name of the graph a tool runs."""
+    path = path_of(step)
+    if len(path) < 2:
+        return None
+    ns, node, _ = path[-2]
+    if node == replayer.tool_node_of(ns):
+        held = {id(g): g for tool in replayer.tools_of(ns).values() for g in _graphs_in(tool)}
+        return next(iter(held.values())).name if len(held) == 1 else None
+    return node

@@ -5,19 +5,20 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
+from ariadne_lc._fingerprint import agent_parts_of
 from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.errors import AsyncSaverError, ConfigurationError, NoCheckpointerError, SubgraphNotReplayableError
 from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay._action import ActionSource, DerivedAction, action_flow
-from ariadne_lc.replay._derive import ContinuationDeriver, DeriveFunction, ToolCallDeriver, as_deriver
+from ariadne_lc.replay._derive import AgentModel, ContinuationDeriver, DeriveFunction, ToolCallDeriver, as_deriver
 from ariadne_lc.replay._drive import replay_flow
 from ariadne_lc.replay._fork import Level, locate, path_of
-from ariadne_lc.replay._own import own_graph_of
+from ariadne_lc.replay._own import agents_of, own_graph_of
 from ariadne_lc.replay._tools import find_tools
 from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
 from ariadne_lc.trace import Step, ToolCall, Trace
@@ -30,7 +31,14 @@ MIDDLEWARE_NODE_PREFIX = "AriadneMiddleware."
 """create_agent names a middleware's hook nodes ``<middleware name>.<hook>``: how a graph with ours is found."""
 
 
-def action_source_of(graph: Any, model: BaseChatModel | None, deriver: ToolCallDeriver | None) -> ActionSource | None:
+AnyActionSource = ActionSource | Literal["graph"]
+"""Who re-runs a step's model, as the Replayer knows it: ``graph`` (a multi-agent system without the middleware) is each
+agent's own model found in its node, resolved per step (:meth:`Replayer._source`)."""
+
+
+def action_source_of(
+    graph: Any, model: BaseChatModel | None, deriver: ToolCallDeriver | None
+) -> AnyActionSource | None:
     """Who re-runs a step's model for the ``thought->action`` link: the agent's model when given (a continuation
     of the thought, as prefill), else the graph's :class:`~ariadne_lc.AriadneMiddleware` (which re-runs the model
     call exactly as it was made; in the graph or any of its subgraphs, such as a supervisor's workers), else the
@@ -40,7 +48,18 @@ def action_source_of(graph: Any, model: BaseChatModel | None, deriver: ToolCallD
     subgraphs = [g for _, g in graph.get_subgraphs(recurse=True)] if hasattr(graph, "get_subgraphs") else []
     if any(_recorded_by_middleware(g) for g in [graph, *subgraphs]):
         return "middleware"
+    if deriver is None and _hands_off(graph):
+        return "graph"  # a multi-agent system: each agent's own model, found in its node (Replayer._source)
     return deriver
+
+
+def _hands_off(graph: Any) -> bool:
+    """Whether some agent of ``graph`` can hand off to another (``langgraph-supervisor``, ``langgraph-swarm``)."""
+    for _, sub in [("", graph), *(graph.get_subgraphs(recurse=True) if hasattr(graph, "get_subgraphs") else [])]:
+        _, tools = find_tools(sub, None)
+        if any(name.startswith(("transfer_to_", "transfer_back_to_")) for name in tools):
+            return True
+    return False
 
 
 def _recorded_by_middleware(graph: Any) -> bool:
@@ -110,7 +129,7 @@ class Replayer:
         self.max_turns = max_turns
         self.tool_node, self._tools = find_tools(graph, tool_node)
         self.action_model = action_model
-        self.action_source: ActionSource | None = action_source_of(graph, action_model, self.tool_call_deriver)
+        self.action_source: AnyActionSource | None = action_source_of(graph, action_model, self.tool_call_deriver)
         """Who re-runs a step's model for the ``thought->action`` link (``None``: that link cannot be audited)."""
         self._levels: dict[tuple[str, ...], tuple[str | None, dict[str, Any]]] = {(): (self.tool_node, self._tools)}
         self._own: dict[str, tuple[Replayer, Trace]] = {}
@@ -183,17 +202,23 @@ class Replayer:
         return await run_async(action_flow(replayer, seen, step_index, thought, replayer._source(seen, step_index)))
 
     def _source(self, trace: Trace, index: int) -> ActionSource:
-        source = self.action_source
+        source: AnyActionSource | None = self.action_source
         step = trace.step(index)
-        if source == "middleware" and not _recorded_by_middleware(self.graph_at(step.checkpoint.checkpoint_ns)):
-            source = self.tool_call_deriver  # the middleware wraps other agents of the graph, not this step's
+        graph = self.graph_at(step.checkpoint.checkpoint_ns)
+        if source in ("middleware", "graph") and not _recorded_by_middleware(graph):
+            # the middleware wraps other agents of the graph, not this step's: its own model, found in the graph
+            models, prompts = agent_parts_of(graph, step.node)
+            system = prompts[0] if len(prompts) == 1 else None
+            found = AgentModel(models[0], instruction=None, system=system) if len(models) == 1 else None
+            source = found or self.tool_call_deriver
             if source is None:
+                many = f"{len(models)} chat models" if models else "no chat model"
                 raise ConfigurationError(
                     f"the thought->action link needs a way to re-run step {index}'s model: its agent (node "
-                    f"{step.node!r}) is not built with AriadneMiddleware. Add it to that agent's "
-                    "middleware, or pass Auditor(graph, model=<that agent's chat model>)"
+                    f"{step.node!r}) is not built with AriadneMiddleware, and {many} can be found in that node. Add "
+                    "AriadneMiddleware to that agent, or pass Auditor(graph, model=<that agent's chat model>)"
                 )
-        if source is None:
+        if source is None or source == "graph":
             raise ConfigurationError(
                 "the thought->action link needs a way to re-run the step's model: record the agent with "
                 "AriadneMiddleware (create_agent), or pass Auditor(graph, model=<the agent's chat model>) or a "
@@ -281,8 +306,9 @@ class Replayer:
         return locate(self.graph, step, self.tool_node_of)
 
     def on(self, graph: Any) -> Replayer:
-        """A replayer of ``graph`` with this one's options (an inner agent's own graph: :mod:`._own`)."""
-        return Replayer(
+        """A replayer of ``graph`` with this one's options (an inner agent's own graph: :mod:`._own`); it re-runs a
+        step's model as this one would (the system's middleware or models stand for an agent without its own)."""
+        inner = Replayer(
             graph,
             tool_policy=self.tool_policy,
             safe_tools=self.safe_tools,
@@ -291,6 +317,13 @@ class Replayer:
             tool_call_deriver=self.tool_call_deriver,
             action_model=self.action_model,
         )
+        if inner.action_source is None:
+            inner.action_source = self.action_source
+        return inner
+
+    def agents_of(self, trace: Trace) -> list[Trace]:
+        """``trace`` as one trace per agent's run it holds (:func:`~ariadne_lc.replay._own.agents_of`)."""
+        return agents_of(self, trace)
 
     def tools_for(self, trace: Trace, index: int) -> dict[str, Any]:
         """The tools (by name) of the agent that made step ``index`` of ``trace``, wherever it runs."""

@@ -37,9 +37,12 @@ def _wrong(report: Any, action: str, answer: str) -> list[Any]:
     ]
 
 
+@pytest.mark.parametrize("recorder", ["middleware", "record"])
 @pytest.mark.parametrize(("action", "answer"), TRUTHS)
-def test_a_swarm_gets_a_right_verdict_on_its_hand_offs_and_its_workers(action: str, answer: str) -> None:
-    graph, traces = run_swarm(InMemorySaver(), action=action, answer=answer)  # type: ignore[arg-type]
+def test_a_swarm_gets_a_right_verdict_on_its_hand_offs_and_its_workers(action: str, answer: str, recorder: str) -> None:
+    """Recorded with ``AriadneMiddleware`` in each agent, or with ``record(swarm, store)``: the hand-off re-run is the
+    agent's own (the middleware, or its model found in its node), the same verdicts either way."""
+    graph, traces = run_swarm(InMemorySaver(), action=action, answer=answer, recorder=recorder)  # type: ignore[arg-type]
     assert sorted({t.agent_name for t in traces}) == ["shopper", "triage"]
     report = _audit(graph, traces)
     coverage = report.coverage
@@ -55,7 +58,7 @@ def test_a_swarm_gets_a_right_verdict_on_its_hand_offs_and_its_workers(action: s
 @pytest.mark.parametrize(("action", "answer"), TRUTHS)
 def test_a_supervisors_workers_are_audited_on_their_own_graphs(action: str, answer: str) -> None:
     graph, traces = run_supervisor(InMemorySaver(), action=action, answer=answer)  # type: ignore[arg-type]
-    assert {t.agent_name for t in traces} == {"shopper"}
+    assert {t.agent_name for t in traces} == {"shopper"}  # the supervisor's own agent takes no middleware
     report = _audit(graph, traces)
     coverage = report.coverage
     assert coverage is not None and coverage.units == 2 * len(QUESTIONS)
@@ -67,3 +70,23 @@ def test_a_supervisors_workers_are_audited_on_their_own_graphs(action: str, answ
     assert swaps and all(
         r.counterfactual_answer and "costs" in r.counterfactual_answer for r in swaps if answer == "observation"
     )
+
+
+@pytest.mark.parametrize(("action", "answer"), TRUTHS)
+def test_a_supervisor_recorded_whole_is_audited_agent_by_agent(action: str, answer: str) -> None:
+    """``record(supervisor, store)``: one trace per user turn, holding the supervisor's turns and the worker's. Each
+    agent's run is audited as its own: the worker's on its own graph, the supervisor's hand-off re-run by its own model
+    and prompt found in its node (no ``model=``), its input checked against the recorded one."""
+    graph, traces = run_supervisor(InMemorySaver(), action=action, answer=answer, recorder="record")  # type: ignore[arg-type]
+    assert len(traces) == len(QUESTIONS)
+    report = _audit(graph, traces)
+    coverage = report.coverage
+    assert coverage is not None and coverage.units == 3 * len(QUESTIONS)  # the hand-off, the worker's two units
+    assert coverage.by_agent == {"supervisor": (len(QUESTIONS), len(QUESTIONS)), "shopper": (8, 8)}
+    assert not _wrong(report, action, answer)
+    handoffs = [r for r in report.results if r.agent_name == "supervisor" and r.link == "thought->action"]
+    assert len(handoffs) == len(QUESTIONS) and all(r.status == "scored" for r in handoffs)
+    assert all("to the clerk" in (r.intervened_thought or "") for r in handoffs)
+    assert all(r.input_checked for r in report.results if r.status == "scored")
+    workers = {r.trace_id for r in report.results if r.agent_name == "shopper"}
+    assert all("~" in t for t in workers)  # each worker run is a trace of its own, named after the turn's
