@@ -90,6 +90,17 @@ def _continued(message: AIMessage, reply: str) -> AIMessage:
     return message.model_copy(update={"content": reply})
 
 
+_NODES_PER_TURN = 8
+"""LangGraph supersteps one model turn may take: the model and tool nodes, and the nodes of the agent's middleware
+hooks (a deep agent's stack has several), with room to spare."""
+
+
+def _turns(replayer: Replaying, trace: Trace, step: Step) -> int:
+    """Model turns a replay from ``step`` may take: ``max_turns``, or twice what the recorded run took from there
+    plus five when that is more, so that a long run's replay is never cut short of the run it replays."""
+    return max(replayer.max_turns, 2 * (len(trace.steps) - step.index) + 5)
+
+
 def check_step(trace: Trace, index: int, *, thought_needed: bool = True) -> Step:
     step = trace.step(index)
     if thought_needed and not step.thought.strip():
@@ -200,7 +211,7 @@ def replay_flow(
         "callbacks": [counter],
         "metadata": {ARIADNE_REPLAY: True},
         "tags": ["ariadne-replay"],
-        "recursion_limit": replayer.max_turns * 2 + 5,
+        "recursion_limit": _turns(replayer, trace, last) * _NODES_PER_TURN + 10,
     }
     deriver: str | None = None
     if calls is not None:  # the calls the step's model made with the new thought (thought->action re-run)
@@ -230,7 +241,8 @@ def replay_flow(
     yield _ops.update_state(iso, at, {"messages": written}, as_node)
     served = Served(trace, dict(outputs or {}))
     answers = Answers(trace.interrupts)
-    for _ in range(replayer.max_turns * 3 + 3):
+    turns = _turns(replayer, trace, last)
+    for _ in range(turns * 3 + 3):
         snapshot = yield _ops.state(iso, config)
         if not snapshot.next:
             new_calls = early or calls is not None or deriver is not None
@@ -252,7 +264,10 @@ def replay_flow(
             yield _ops.update_state(iso, level.config, {"messages": tool_messages}, tool_node)
         else:
             yield _ops.invoke(iso, None, config)
-    raise ReplayDidNotFinishError(f"the replay did not finish within {replayer.max_turns} turns")
+    raise ReplayDidNotFinishError(
+        f"the replay did not finish within {turns} turns (the recorded run took {len(trace.steps) - last.index} "
+        f"from step {last.index}; Replayer(max_turns=...) raises the floor)"
+    )
 
 
 def _result(

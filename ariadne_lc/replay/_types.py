@@ -18,7 +18,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_TURNS = 25
-"""Model turns a replay may take after the fork before it is stopped."""
+"""Model turns a replay may take after the fork before it is stopped, at least: a replay of a longer recorded run may
+take twice the turns the run took from the fork, plus five."""
 
 UNAVAILABLE_TOOL_MESSAGE = (
     "Tool '{name}' is unavailable during this audit replay: the call differs from the recorded run "
