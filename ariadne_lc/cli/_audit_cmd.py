@@ -94,15 +94,22 @@ def parse_step(value: str) -> StepSelector | None:
 
 
 def parse_links(values: Sequence[str] | None) -> tuple[Link, ...] | None:
-    """``--link`` values, repeated or comma-separated (``None``: none given, every link the auditor can audit).
+    """``--link`` values, repeated or comma-separated, shell-safe (``thought-action``) or with the arrow quoted
+    (``None``: none given, every link the auditor can audit).
 
     Raises:
         ConfigurationError: A name that is no link (one line naming it and the links there are).
     """
-    names = [v.strip() for value in values or () for v in value.split(",") if v.strip()]
+    shell_safe = {link.replace("->", "-"): link for link in LINKS}  # `>` redirects in a shell: thought-action
+    names = [shell_safe.get(k, k) for k in (v.strip() for value in values or () for v in value.split(",")) if k]
     unknown = [k for k in names if k not in LINKS]
     if unknown:
-        raise ConfigurationError(f"unknown --link {', '.join(unknown)}; choose from {', '.join(LINKS)}")
+        hint = " (in a shell, `>` redirects: write thought-action, or quote the arrow)" if any(
+            k.endswith("-") for k in unknown
+        ) else ""
+        raise ConfigurationError(
+            f"unknown --link {', '.join(unknown)}; choose from {', '.join(shell_safe)} (or {', '.join(LINKS)}){hint}"
+        )
     return tuple(cast(Link, k) for k in dict.fromkeys(names)) or None
 
 

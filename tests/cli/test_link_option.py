@@ -17,7 +17,10 @@ from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.store import SQLiteResultStore
 
 runner = CliRunner()
-UNKNOWN = "error: unknown --link thought->nowhere; choose from thought->action, observation->answer, thought->answer"
+UNKNOWN = (
+    "error: unknown --link thought->nowhere; choose from thought-action, observation-answer, thought-answer "
+    "(or thought->action, observation->answer, thought->answer)"
+)
 
 
 def closed_port() -> int:
@@ -41,8 +44,18 @@ def test_links_are_parsed_once_repeated_or_as_a_comma_list() -> None:
         "thought->answer",
         "observation->answer",
     )
-    with pytest.raises(ConfigurationError, match="unknown --link bogus; choose from thought->action"):
+    with pytest.raises(ConfigurationError, match="unknown --link bogus; choose from thought-action"):
         parse_links(["thought->answer,bogus"])
+
+
+def test_links_have_shell_safe_names_and_a_cut_arrow_is_explained() -> None:
+    assert parse_links(["thought-action,observation-answer", "thought-answer"]) == (
+        "thought->action",
+        "observation->answer",
+        "thought->answer",
+    )
+    with pytest.raises(ConfigurationError, match="in a shell, `>` redirects: write thought-action"):
+        parse_links(["thought-"])  # what a shell leaves of an unquoted thought->action
 
 
 @pytest.mark.parametrize(
