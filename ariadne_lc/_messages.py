@@ -18,10 +18,12 @@ __all__ = [
     "first_human_text",
     "last_ai_text",
     "messages_in",
+    "response_messages",
     "structured_answer",
     "thought_of",
     "tool_call_record",
     "tool_outputs",
+    "turn_input",
 ]
 
 STRUCTURED_RESPONSE = "structured_response"
@@ -158,3 +160,27 @@ def tool_call_record(call: Any, outputs: dict[str, ToolMessage]) -> ToolCall:
         output=None if message is None else message.text,
         status=None if message is None else message.status,
     )
+
+
+def turn_input(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """This turn's input: the messages after the last model or tool message of the thread; for an agent handed the
+    conversation by another (a swarm's, a supervisor's), whose turn starts after a tool message, the last human
+    message it was handed, the question it works on."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], AIMessage | ToolMessage):
+            new = messages[index + 1 :]
+            asked = [m for m in messages[:index] if isinstance(m, HumanMessage)][-1:]
+            return new if any(isinstance(m, HumanMessage) for m in new) else [*asked, *new]
+    return messages
+
+
+def response_messages(response: Any) -> list[BaseMessage]:
+    """What the model node writes for a wrap_model_call result (ModelResponse, AIMessage or extended)."""
+    if isinstance(response, BaseMessage):
+        return [response]
+    inner = getattr(response, "model_response", None)  # ExtendedModelResponse
+    if inner is not None:
+        command = getattr(response, "command", None)
+        return [*response_messages(inner), *(messages_in(command) if command is not None else ())]
+    result = getattr(response, "result", None)
+    return [m for m in result if isinstance(m, BaseMessage)] if isinstance(result, list) else []

@@ -30,18 +30,18 @@ A callback sees the graph's whole run; a middleware sees only its hooks. What fo
   (``Trace.interrupts`` stays empty): a replay that reaches such a pause ends with
   ``UnansweredInterruptError`` instead of going through it. For human-in-the-loop agents use
   :func:`~ariadne_lc.recording.record` or the handler, which record the answers.
-* An agent used as a node of a parent graph (a supervisor, a team) is recorded as its own turn: its
-  query, its steps (the same steps, with their subgraph namespaces) and its own answer, where a handler
-  on the parent records the parent's whole run. The auditor replays those steps through the parent graph.
-* Audits of the ``thought->action`` link (docs/method.md#links) re-run a recorded model call in an isolated copy
-  of the thread with the step's (contradicted) thought in the run config: the middleware then appends that
-  thought as a trailing assistant message (in the step's own format: inside ``<think>`` tags, in
-  ``reasoning_content``), so that the model continues it, and records nothing. This is what
-  makes a ``create_agent`` agent auditable on that link with no other option.
-* Trace ids are fresh UUIDs (the graph's root run id is not visible to middleware); everything else
-  equals the trace a handler records of the same run. The middleware adds its ``before_agent`` and
-  ``after_agent`` nodes to the graph, so ``Step.langgraph_step`` counts them too (the auditor finds the
-  fork point by task id, never by that counter).
+* An agent used as a node of a parent graph (a supervisor's worker, a swarm's agent) is recorded as its own turn:
+  its query, its steps (with their subgraph namespaces) and its own answer. A turn that ends by handing off to
+  another agent (a tool returning a ``Command`` to the parent graph) is recorded then, its answer the hand-off.
+  An agent run started inside a tool call (a deep agent's ``task`` runs a sub-agent with its own middleware) is
+  linked to it both ways (``Trace.parent``, ``ToolCall.agents``; docs/harnesses.md).
+* Audits (:mod:`ariadne_lc.recorder._audit_calls`): in a replay the middleware records nothing and reports what the
+  model was given (the replay invariant); in a ``thought->action`` re-run it appends the (contradicted) thought as a
+  trailing assistant message, in the step's own format, for the model to continue. This is what makes a
+  ``create_agent`` agent auditable on that link with no other option.
+* Trace ids are fresh UUIDs (the graph's root run id is not visible to middleware); everything else equals the trace
+  a handler records of the same run (each step's model input comes from the model request here, from the chat
+  model's callback there: the same messages).
 """
 
 from __future__ import annotations
@@ -50,8 +50,6 @@ import logging
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any, Final
 from uuid import UUID
 
@@ -63,15 +61,13 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ariadne_lc._messages import messages_in
+from ariadne_lc._messages import messages_in, response_messages, turn_input
 from ariadne_lc.recorder import AriadneCallbackHandler
-from ariadne_lc.recorder._inputs import model_input
+from ariadne_lc.recorder._audit_calls import CALLER, Caller, replayed, replaying, request_input
 from ariadne_lc.semconv import (
-    ARIADNE_MODEL_INPUTS,
     ARIADNE_PARENT_AGENT,
     ARIADNE_PARENT_CALL_ID,
     ARIADNE_PARENT_TRACE_ID,
-    ARIADNE_PREFILL,
 )
 from ariadne_lc.store import TraceStore
 
@@ -90,21 +86,6 @@ _RunKey = tuple[str | None, str]
 """(thread id, namespace of the graph the agent runs in): one open run per agent per thread."""
 _Node = tuple[UUID, UUID, Mapping[str, Any]]
 """A node run in flight: its run id, its root run's id, its LangGraph metadata."""
-
-
-@dataclass(slots=True)
-class _Caller:
-    """A tool call in flight, for the agent runs it starts (a deep agent's ``task`` tool runs a sub-agent)."""
-
-    trace_id: str
-    call_id: str | None
-    agent_name: str | None
-    agents: list[str] = field(default_factory=list)
-
-
-_CALLER: ContextVar[_Caller | None] = ContextVar("ariadne_caller", default=None)
-"""The tool call whose function is running here: an agent run that starts under it is its child. A context
-variable follows the call into LangChain's and LangGraph's worker threads (they copy the context)."""
 
 
 class RunNotFinishedError(Exception):
@@ -130,73 +111,11 @@ def _root_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metadata.items() if not k.startswith("langgraph_") and k not in _NODE_ONLY_KEYS}
 
 
-def _new_messages(messages: list[BaseMessage]) -> list[BaseMessage]:
-    """This turn's input: the messages after the last model or tool message of the thread."""
-    for index in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[index], AIMessage | ToolMessage):
-            return messages[index + 1 :]
-    return messages
-
-
-def _prefill() -> AIMessage | None:
-    """The start of the reply an audit's ``thought->action`` re-run asks the model to continue, if this call is one:
-    the (contradicted) thought, as text or as a message in the step's own format (``reasoning_content``,
-    ``<think>``)."""
-    value = _configurable().get(ARIADNE_PREFILL)
-    if isinstance(value, str):
-        return AIMessage(content=value)
-    return value if isinstance(value, AIMessage) else None
-
-
-def _configurable() -> Mapping[str, Any]:
-    try:
-        return get_config().get("configurable") or {}
-    except RuntimeError:  # not inside a graph run
-        return {}
-
-
-def _replaying() -> bool:
-    """Whether this model call is an audit's (a replay or a ``thought->action`` re-run): never recorded."""
-    configurable = _configurable()
-    return ARIADNE_PREFILL in configurable or ARIADNE_MODEL_INPUTS in configurable
-
-
-def _request_input(request: ModelRequest[Any]) -> tuple[list[BaseMessage], list[Any]]:
-    """What the model is given for ``request``: the system prompt the middleware stack built, then the messages
-    (as ``create_agent``'s model node sends them), and the tools bound."""
-    system = [request.system_message] if request.system_message is not None else []
-    return [*system, *request.messages], list(request.tools)
-
-
-def _replayed(request: ModelRequest[Any]) -> ModelRequest[Any] | None:
-    """In an audit's re-run, the request with the thought as a trailing assistant message (the start of the model's
-    reply); in a replay, what the first call was given goes to the replay's check (the replay invariant)."""
-    prefill = _prefill()
-    if prefill is not None:
-        request = request.override(messages=[*request.messages, prefill])
-    seen = _configurable().get(ARIADNE_MODEL_INPUTS)
-    if isinstance(seen, list) and not any(getattr(i, "source", None) == "middleware" for i in seen):
-        seen.append(model_input(*_request_input(request), "middleware"))
-    return request
-
-
 def _recursion_error(limit: int) -> GraphRecursionError:
     return GraphRecursionError(
         f"Recursion limit of {limit} reached without hitting a stop condition (recorded by AriadneMiddleware: the "
         "run's last node ended at the last step LangGraph allows)"
     )
-
-
-def _response_messages(response: Any) -> list[BaseMessage]:
-    """What the model node writes for a wrap_model_call result (ModelResponse, AIMessage or extended)."""
-    if isinstance(response, BaseMessage):
-        return [response]
-    inner = getattr(response, "model_response", None)  # ExtendedModelResponse
-    if inner is not None:
-        command = getattr(response, "command", None)
-        return [*_response_messages(inner), *(messages_in(command) if command is not None else ())]
-    result = getattr(response, "result", None)
-    return [m for m in result if isinstance(m, BaseMessage)] if isinstance(result, list) else []
 
 
 class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -263,8 +182,8 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
     ) -> Any:
-        request = self._guard("wrap_model_call", _replayed, request) or request
-        if _replaying():  # an audit's replay or thought->action re-run, never a live call (module docstring)
+        request = self._guard("wrap_model_call", replayed, request) or request
+        if replaying():  # an audit's replay or thought->action re-run, never a live call (module docstring)
             return handler(request)
         node = self._guard("wrap_model_call", self._start_node)
         self._guard("wrap_model_call", self._saw_input, node, request)
@@ -273,7 +192,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         except BaseException as error:
             self._guard("wrap_model_call", self._fail_node, node, error)
             raise
-        self._guard("wrap_model_call", self._end_node, node, _response_messages(response))
+        self._guard("wrap_model_call", self._end_node, node, response_messages(response))
         return response
 
     async def awrap_model_call(
@@ -281,8 +200,8 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> Any:
-        request = self._guard("awrap_model_call", _replayed, request) or request
-        if _replaying():
+        request = self._guard("awrap_model_call", replayed, request) or request
+        if replaying():
             return await handler(request)
         node = self._guard("awrap_model_call", self._start_node)
         self._guard("awrap_model_call", self._saw_input, node, request)
@@ -291,7 +210,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         except BaseException as error:
             self._guard("awrap_model_call", self._fail_node, node, error)
             raise
-        self._guard("awrap_model_call", self._end_node, node, _response_messages(response))
+        self._guard("awrap_model_call", self._end_node, node, response_messages(response))
         return response
 
     def wrap_tool_call(
@@ -299,14 +218,14 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ToolMessage | Command[Any]:
         node = self._guard("wrap_tool_call", self._start_node)
         caller = self._guard("wrap_tool_call", self._caller, node, request)
-        token = _CALLER.set(caller)
+        token = CALLER.set(caller)
         try:
             result = handler(request)
         except BaseException as error:
             self._guard("wrap_tool_call", self._fail_node, node, error)
             raise
         finally:
-            _CALLER.reset(token)
+            CALLER.reset(token)
         self._guard("wrap_tool_call", self._end_tool, node, request, result, caller)
         return result
 
@@ -317,14 +236,14 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ToolMessage | Command[Any]:
         node = self._guard("awrap_tool_call", self._start_node)
         caller = self._guard("awrap_tool_call", self._caller, node, request)
-        token = _CALLER.set(caller)
+        token = CALLER.set(caller)
         try:
             result = await handler(request)
         except BaseException as error:
             self._guard("awrap_tool_call", self._fail_node, node, error)
             raise
         finally:
-            _CALLER.reset(token)
+            CALLER.reset(token)
         self._guard("awrap_tool_call", self._end_tool, node, request, result, caller)
         return result
 
@@ -361,7 +280,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             with self._lock:  # a run whose node ends at step s fails when s + 1 passes before_agent's step + limit - 1
                 self._limits[run_id] = (limit, step + limit - 1)
         root_metadata = _root_metadata(metadata)
-        caller = _CALLER.get()
+        caller = CALLER.get()
         if caller is not None:  # a sub-agent started by a tool call of another agent's (module docstring)
             caller.agents.append(str(run_id))
             root_metadata[ARIADNE_PARENT_TRACE_ID] = caller.trace_id
@@ -369,7 +288,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             root_metadata[ARIADNE_PARENT_AGENT] = caller.agent_name
         self.handler.on_chain_start(
             None,
-            {"messages": _new_messages(list(state.get("messages", [])))},
+            {"messages": turn_input(list(state.get("messages", [])))},
             run_id=run_id,
             tags=tags,
             metadata=root_metadata,
@@ -407,14 +326,14 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         )
         return node_run, root, metadata
 
-    def _caller(self, node: _Node | None, request: ToolCallRequest) -> _Caller | None:
+    def _caller(self, node: _Node | None, request: ToolCallRequest) -> Caller | None:
         if node is None:
             return None
         _, root, metadata = node
-        return _Caller(str(root), request.tool_call.get("id"), metadata.get(_AGENT_NAME_KEY))
+        return Caller(str(root), request.tool_call.get("id"), metadata.get(_AGENT_NAME_KEY))
 
     def _end_tool(
-        self, node: _Node | None, request: ToolCallRequest, result: Any, caller: _Caller | None = None
+        self, node: _Node | None, request: ToolCallRequest, result: Any, caller: Caller | None = None
     ) -> None:
         """A tool call ended. One that hands control to another agent (a ``Command`` to the parent graph, as the
         hand-off tools of ``langgraph-swarm`` and ``langgraph-supervisor`` return) ends this agent's turn too: its
@@ -442,7 +361,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _saw_input(self, node: _Node | None, request: ModelRequest[Any]) -> None:
         if node is not None:
-            self.handler.saw_model_input(node[0], node[2], *_request_input(request), "middleware")
+            self.handler.saw_model_input(node[0], node[2], *request_input(request), "middleware")
 
     def _end_node(self, node: _Node | None, messages: list[BaseMessage]) -> None:
         if node is None:

@@ -315,6 +315,12 @@ def test_an_agent_used_as_a_node_is_recorded_as_its_own_turn_and_replays_through
     )
     assert [same_run_fields(s) for s in own.steps] == [same_run_fields(s) for s in whole.steps[:2]]
     assert own.steps[0].checkpoint.checkpoint_ns.startswith("researcher:")
-    (result,) = Auditor(graph).audit(own, step=0, interventions=["logic_flip"])
+    results = {r.link: r for r in Auditor(graph).audit(own, step=0, interventions=["logic_flip"])}
+    result = results["thought->answer"]
     assert result.phi == 1.0
-    assert result.counterfactual_answer == "Report: Following my plan to divide (6 / 7), the total is 0.857143."
+    # the step's own re-run answered at once (no call): its text, then the parent's report of it
+    assert (result.counterfactual_answer or "").startswith("Report: ")
+    assert (result.counterfactual_answer or "").endswith("Following my plan to divide (6 / 7), the total is 0.857143.")
+    # the parent has no AriadneMiddleware, the agent does: its step's model is re-run through the parent graph
+    action = results["thought->action"]
+    assert action.status != "failed" and action.error is None, action.error

@@ -53,7 +53,9 @@ from ariadne_lc.trace import Trace
 MAX_TOKENS = 128
 N_CTX = 8192
 """The deep agent's tool schemas alone (its file tools, ``task``, the user's) are about 3,000 tokens."""
-RECURSION_LIMIT = 25
+RECURSION_LIMIT = 100
+"""deepagents raises LangGraph's limit to 9,999 on its own graph (a turn there is several nodes); 25, tried first, cut a
+run that was still working. 100 bounds a run that loops."""
 MODEL_TIMEOUT_S = 1800.0
 PRICES = {"apple": 3, "pear": 4, "plum": 7, "melon": 12, "fig": 5, "kiwi": 2, "mango": 9, "lemon": 1}
 STOCK = {"apple": 40, "pear": 25, "plum": 9, "melon": 6, "fig": 31, "kiwi": 18, "mango": 4, "lemon": 50}
