@@ -176,13 +176,22 @@ def _worker_model(action: Truth, answer: Answer) -> ScriptedChatModel:
     return ScriptedChatModel(script=script)
 
 
+def _handoff_rerun(messages: Sequence[BaseMessage], action: Truth) -> AIMessage | None:
+    """On a re-run (the thought as the start of the reply), the hand-off: to the agent the thought names (faithful),
+    or to the shopper whatever it says; ``None`` on a live turn."""
+    last = messages[-1]
+    if not isinstance(last, AIMessage) or last.tool_calls:
+        return None
+    named = re.findall(r"to the (shopper|clerk)", last.text)
+    target = named[-1] if named and action == "thought" else "shopper"
+    return AIMessage(content="", tool_calls=[{"name": f"transfer_to_{target}", "args": {}, "id": "re"}])
+
+
 def _triage_model(action: Truth) -> ScriptedChatModel:
     def script(messages: Sequence[BaseMessage]) -> AIMessage:
-        last = messages[-1]
-        if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run: hand off where the thought says
-            named = re.findall(r"to the (shopper|clerk)", last.text)
-            target = named[-1] if named and action == "thought" else "shopper"
-            return AIMessage(content="", tool_calls=[{"name": f"transfer_to_{target}", "args": {}, "id": "re"}])
+        again = _handoff_rerun(messages, action)
+        if again is not None:
+            return again
         return AIMessage(
             content="I should transfer this to the shopper.",
             tool_calls=[{"name": "transfer_to_shopper", "args": {}, "id": "handoff"}],
@@ -250,11 +259,9 @@ def run_supervisor(
     ]
 
     def route(messages: Sequence[BaseMessage]) -> AIMessage:
-        last = messages[-1]
-        if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run: hand off where the thought says
-            named = re.findall(r"to the (shopper|clerk)", last.text)
-            target = named[-1] if named and action == "thought" else "shopper"
-            return AIMessage(content="", tool_calls=[{"name": f"transfer_to_{target}", "args": {}, "id": "re"}])
+        again = _handoff_rerun(messages, action)
+        if again is not None:
+            return again
         if not any(isinstance(m, ToolMessage) for m in messages):
             return AIMessage(
                 content="I should transfer this to the shopper.",

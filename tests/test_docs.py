@@ -48,11 +48,16 @@ def test_the_quick_starts_run_and_print_what_they_show(tmp_path: Path) -> None:
     """The first example of docs/quickstart.md, and every example with its output in the README's quick start."""
     examples = _shown_examples(_section(README.read_text(encoding="utf-8"), "## Quick start"))
     examples.append(_shown_examples(QUICK_START.read_text(encoding="utf-8"))[0])
+    run_shown(examples, tmp_path)
+
+
+def run_shown(examples: list[tuple[str, str]], folder: Path) -> None:
+    """Run each example from ``folder`` (a fresh one: nothing else there), warnings as errors; it prints its output."""
     for number, (code, shown) in enumerate(examples):
-        script = tmp_path / f"quick_start_{number}.py"
+        script = folder / f"example_{number}.py"
         script.write_text(code, encoding="utf-8")
         run = subprocess.run(
-            [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, cwd=tmp_path, check=False
+            [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, cwd=folder, check=False
         )
         assert run.returncode == 0, run.stderr
         assert run.stdout == shown

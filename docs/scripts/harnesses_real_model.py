@@ -25,7 +25,6 @@ finished harness), ``summary.md`` and ``summary.json``. Resumable by harness: a 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import sys
@@ -37,10 +36,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from tutorial_shapes_real_model import _read_jsonl, _write_jsonl
 
 from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
 from ariadne_lc.coverage import coverage
@@ -117,23 +118,6 @@ def supervisor(chat: Any, store: InMemoryTraceStore) -> Any:
 
 
 HARNESSES: dict[str, Callable[[Any, InMemoryTraceStore], Any]] = {"deep_agent": deep_agent, "supervisor": supervisor}
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    return [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
-
-
-def _write_jsonl(path: Path, rows: list[dict[str, Any]], *, append: bool = True) -> None:
-    text = "".join(json.dumps(row) + "\n" for row in rows)
-    if path.suffix == ".gz":
-        with gzip.open(path, "at" if append else "wt", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        with path.open("a" if append else "w", encoding="utf-8") as f:
-            f.write(text)
 
 
 def _drop_unfinished(out: Path, done: set[str]) -> None:
@@ -266,8 +250,10 @@ def main() -> None:
                 run_s = sum(r["seconds"] for r in runs)
                 audit_s = time.perf_counter() - t0 - run_s
                 _write_jsonl(args.out / "runs.jsonl", runs)
-                _write_jsonl(args.out / "traces.jsonl.gz", [{"harness": name, "trace": t.model_dump(mode="json")} for t in traces])
-                _write_jsonl(args.out / "results.jsonl.gz", [{"harness": name, "result": r.model_dump(mode="json")} for r in results])
+                traced = [{"harness": name, "trace": t.model_dump(mode="json")} for t in traces]
+                _write_jsonl(args.out / "traces.jsonl.gz", traced)
+                scored = [{"harness": name, "result": r.model_dump(mode="json")} for r in results]
+                _write_jsonl(args.out / "results.jsonl.gz", scored)
                 _write_jsonl(args.out / "harnesses.jsonl", [{"harness": name, "run_s": run_s, "audit_s": audit_s,
                              "load": os.getloadavg()[0]}])  # fmt: skip
     _summarise(args.out, label)
