@@ -30,8 +30,8 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc import AriadneMiddleware, InMemoryTraceStore
-from ariadne_lc._scripted_thoughts import ThoughtPlace, carried, carry
 from ariadne_lc.testing import ScriptedChatModel
+from ariadne_lc.testing._thoughts import ThoughtPlace, carried, carry
 from ariadne_lc.trace import Trace
 
 RUNS: dict[str, int] = {}

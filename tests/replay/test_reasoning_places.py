@@ -1,7 +1,7 @@
 """Replays of reasoning models: the edited reasoning is written back where the model put its own.
 
 The scripted model writes its plan in ``reasoning_content`` or a ``<think>`` block, with visible text after it, and
-answers with what its first turn's reasoning says, read back only from that place (``_scripted_thoughts.carried``).
+answers with what its first turn's reasoning says, read back only from that place (``ariadne_lc.testing._thoughts.carried``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
-from ariadne_lc._scripted_thoughts import ThoughtPlace, carried, carry
 from ariadne_lc.replay import Replayer
 from ariadne_lc.testing import ScriptedChatModel
+from ariadne_lc.testing._thoughts import ThoughtPlace, carried, carry
 from tests.helpers import build_agent, record
 
 PLAN = "Six boxes of seven apples, so I should multiply 6 by 7."

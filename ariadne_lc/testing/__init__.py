@@ -26,9 +26,9 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel
 
 from ariadne_lc._arithmetic import evaluate
-from ariadne_lc._scripted import Reply, ScriptedChatModel
-from ariadne_lc._scripted_thoughts import ThoughtPlace, carried, carry
-from ariadne_lc._scripted_weather import get_weather, weather_model
+from ariadne_lc.testing._scripted import Reply, ScriptedChatModel
+from ariadne_lc.testing._thoughts import ThoughtPlace, carried, carry
+from ariadne_lc.testing._weather import get_weather, weather_model
 
 __all__ = [
     "ArithmeticAnswer",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 
-from ariadne_lc._scripted import ScriptedChatModel
+from ariadne_lc.testing._scripted import ScriptedChatModel
 
 __all__ = ["get_weather", "weather_model"]
 

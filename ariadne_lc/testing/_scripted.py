@@ -1,7 +1,7 @@
 """The scripted chat model of :mod:`ariadne_lc.testing`: a reply computed by a Python function of the conversation.
 
-In a module of its own so that the scripted agents built on it (:mod:`._scripted_weather`, the reasoning models)
-import it without importing :mod:`ariadne_lc.testing`, which re-exports them all.
+In a module of its own, beside the reference agents built on it (:mod:`._weather`, the reasoning models of
+:mod:`._thoughts`); :mod:`ariadne_lc.testing` re-exports them all.
 """
 
 from __future__ import annotations
