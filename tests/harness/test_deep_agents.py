@@ -145,3 +145,14 @@ def test_a_fork_that_loses_the_conversation_is_refused_by_name(monkeypatch: pyte
     failed = [r for r in report.results if r.status == "failed"]
     assert failed and all(r.error_type == "ReplayInputMismatchError" for r in failed)
     assert report.coverage is not None and report.coverage.rate == 0.0
+
+
+async def test_the_async_audit_of_a_delegating_deep_agent_gives_the_same_verdicts() -> None:
+    """``aaudit_batch``: the same flows, awaited (the delta history, the sub-agent's namespaced checkpoints)."""
+    graph, traces = run_deep_delegating(InMemorySaver(), action="thought", answer="question")
+    report = await Auditor(graph).aaudit_batch(traces)
+    assert report.coverage is not None and report.coverage.rate == 1.0, report.coverage.summary()
+    scored = [r for r in report.results if r.status == "scored"]
+    assert all(r.input_checked for r in scored)
+    assert {r.link for r in scored if r.violation} == {"observation->answer"}
+    assert {r.agent_name for r in scored if r.violation} == {"researcher", "LangGraph"}
