@@ -1,7 +1,8 @@
 """Replays of reasoning models: the edited reasoning is written back where the model put its own.
 
 The scripted model writes its plan in ``reasoning_content`` or a ``<think>`` block, with visible text after it, and
-answers with what its first turn's reasoning says, read back only from that place (``ariadne_lc.testing._thoughts.carried``).
+answers with what its first turn's reasoning says, read back only from that place
+(``ariadne_lc.testing._thoughts.carried``).
 """
 
 from __future__ import annotations

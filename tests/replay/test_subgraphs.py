@@ -202,7 +202,10 @@ def test_a_subgraph_without_history_is_refused_with_the_case(saver: Any) -> None
         Replayer(graph).replay(trace, 0, ADD)
 
 
-def test_a_subgraph_called_inside_a_function_is_refused_under_the_recorded_policy(saver: Any) -> None:
+def test_a_subgraph_called_inside_a_function_is_replayed_on_its_own_graph(saver: Any) -> None:
+    """LangGraph cannot pause a graph that a node's function calls before its tools, so a replay cannot go through
+    the parent: the agent's turn is replayed on the agent's own graph, from its own checkpoints, its tools answered
+    from the record (docs/harnesses.md); with the live policy, they run."""
     calls: list[str] = []
     researcher = create_agent(faithful_arithmetic_model(), [_calculator(calls)], name="researcher")
 
@@ -214,9 +217,9 @@ def test_a_subgraph_called_inside_a_function_is_refused_under_the_recorded_polic
     builder.add_edge(START, "delegate")
     graph = builder.compile(checkpointer=saver)
     trace = _record(graph, "fn")
-    with pytest.raises(SubgraphNotReplayableError, match="from inside its own function"):
-        Replayer(graph).replay(trace, 0, ADD)
-    # with the live policy (its tools have no side effects), the same step replays
+    recorded = Replayer(graph).replay(trace, 0, ADD)
+    assert recorded.answer == "Following my plan to add (6 + 7), the total is 13." and calls == ["6 * 7"]
+    assert recorded.tools_recorded == 1 and recorded.input_checked
     live = Replayer(graph, tool_policy="live").replay(trace, 0, ADD)
     assert live.answer == "Following my plan to add (6 + 7), the total is 13." and calls == ["6 * 7", "6 * 7"]
 
