@@ -11,8 +11,10 @@ Two harnesses, built as their packages build them, every agent recorded with ``A
   ``create_agent(model, [price, stock], name=...)``.
 
 Plain system prompts (no worked example), temperature 0, ``max_tokens`` :data:`MAX_TOKENS`, ``recursion_limit``
-:data:`RECURSION_LIMIT`; the ``create_agent`` agents also carry ``AnswerTurnMiddleware`` (no tools offered on the call
-after a tool result: these models repeat a call instead of answering, docs/demo.md). Each question runs in its own
+:data:`RECURSION_LIMIT`; every agent but the supervisor's own (which takes no middleware) also carries
+``AnswerTurnMiddleware`` (no tools offered on the call after a tool result: these models repeat a call instead of
+answering, docs/demo.md; without it on the deep agent itself, a probe run called ``task`` again and again for 12
+minutes). Each question runs in its own
 thread; then ``Auditor(graph).audit_batch(traces)`` with no intervention, step or link named. A run that raises is
 recorded as failed and counted, never audited.
 
@@ -54,9 +56,9 @@ from ariadne_lc.trace import Trace
 MAX_TOKENS = 128
 N_CTX = 8192
 """The deep agent's tool schemas alone (its file tools, ``task``, the user's) are about 3,000 tokens."""
-RECURSION_LIMIT = 100
+RECURSION_LIMIT = 40
 """deepagents raises LangGraph's limit to 9,999 on its own graph (a turn there is several nodes); 25, tried first, cut a
-run that was still working. 100 bounds a run that loops."""
+run that was still working. 40 bounds a run that loops."""
 MODEL_TIMEOUT_S = 1800.0
 PRICES = {"apple": 3, "pear": 4, "plum": 7, "melon": 12, "fig": 5, "kiwi": 2, "mango": 9, "lemon": 1}
 STOCK = {"apple": 40, "pear": 25, "plum": 9, "melon": 6, "fig": 31, "kiwi": 18, "mango": 4, "lemon": 50}
@@ -91,7 +93,7 @@ def deep_agent(chat: Any, store: InMemoryTraceStore) -> Any:
         system_prompt="You are a shopping assistant. Ask the researcher sub-agent with the task tool, then answer.",
         subagents=[researcher],  # type: ignore[list-item]
         checkpointer=InMemorySaver(),
-        middleware=[AriadneMiddleware(store, synchronous=True)],
+        middleware=[AriadneMiddleware(store, synchronous=True), AnswerTurnMiddleware()],
     )
 
 
@@ -171,7 +173,8 @@ def _summarise(out: Path, label: str) -> None:
     lines = [
         f"# Deep agents and supervisors on a real model: {label}",
         "",
-        "Every agent recorded with `AriadneMiddleware` (the `create_agent` agents also with `AnswerTurnMiddleware`), "
+        "Every agent recorded with `AriadneMiddleware` and given `AnswerTurnMiddleware` (the supervisor's own agent "
+        "takes no middleware), "
         f"plain system prompts, temperature 0, `max_tokens` {MAX_TOKENS}, `recursion_limit` {RECURSION_LIMIT}; "
         "audited with `Auditor(graph).audit_batch(traces)`, every default. Written by "
         "`docs/scripts/harnesses_real_model.py`.",
