@@ -199,7 +199,7 @@ def _harness_message(step: Step) -> bool:
     return bool(step.tool_calls) and all(c.name.startswith("transfer_back_to_") for c in step.tool_calls)
 
 
-def _crosses(replayer: Replayer, trace: Trace, step: Step) -> bool:
+def _crosses(replayer: Replayer, step: Step) -> bool:
     """Whether ``step`` ran inside a graph called from a node's function or tool (its agent's own graph)."""
     try:
         return any(_called_graph(replayer, ns, node, None) is not None for ns, node, _ in path_of(step)[:-1])
@@ -220,7 +220,7 @@ def agents_of(replayer: Replayer, trace: Trace) -> list[Trace]:
     or tool) beside steps that did not.
     """
     steps = [s for s in trace.steps if not _harness_message(s)]
-    if not (any(_hands_off(s) for s in steps) or len({_crosses(replayer, trace, s) for s in steps}) > 1):
+    if not (any(_hands_off(s) for s in steps) or len({_crosses(replayer, s) for s in steps}) > 1):
         return [trace]
     runs: dict[str, list[Step]] = {}
     for step in steps:
