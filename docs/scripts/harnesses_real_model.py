@@ -8,7 +8,8 @@ Two harnesses, built as their packages build them, every agent recorded with ``A
   the ``task`` tool; the main agent has the harness's own tools only, so the lookups are delegated (given them too,
   the 1.5B model called them itself and never delegated, in a probe);
 - ``supervisor``: ``langgraph_supervisor.create_supervisor([shopper, clerk], model=model, prompt=...)``, each worker
-  ``create_agent(model, [price, stock], name=...)``.
+  ``create_agent(model, [price, stock], name=...)``; ``supervisor_whole``: the same system recorded whole with
+  ``ariadne_lc.record(graph, store)``, so that the supervisor's own hand-offs are recorded too.
 
 Plain system prompts (no worked example), temperature 0, ``max_tokens`` :data:`MAX_TOKENS`, ``recursion_limit``
 :data:`RECURSION_LIMIT`; every agent but the supervisor's own (which takes no middleware) also carries
@@ -119,7 +120,20 @@ def supervisor(chat: Any, store: InMemoryTraceStore) -> Any:
     return built.compile(checkpointer=InMemorySaver())
 
 
-HARNESSES: dict[str, Callable[[Any, InMemoryTraceStore], Any]] = {"deep_agent": deep_agent, "supervisor": supervisor}
+def supervisor_whole(chat: Any, store: InMemoryTraceStore) -> Any:
+    """The same supervisor, its workers without a recorder of their own, recorded whole by ``record(graph, store)``
+    (the supervisor's own turns are then recorded too, and the auditor splits the trace by agent)."""
+    from ariadne_lc import record
+
+    graph = supervisor(chat, InMemoryTraceStore())  # the workers' own middleware records elsewhere, unread
+    return record(graph, store, synchronous=True)
+
+
+HARNESSES: dict[str, Callable[[Any, InMemoryTraceStore], Any]] = {
+    "deep_agent": deep_agent,
+    "supervisor": supervisor,
+    "supervisor_whole": supervisor_whole,
+}
 
 
 def _drop_unfinished(out: Path, done: set[str]) -> None:
@@ -130,7 +144,9 @@ def _drop_unfinished(out: Path, done: set[str]) -> None:
             _write_jsonl(out / name, kept, append=False)
 
 
-def _run(name: str, chat: Any, limit: int | None) -> tuple[list[dict[str, Any]], list[Trace], list[AuditResult]]:
+def _run(
+    name: str, chat: Any, limit: int | None
+) -> tuple[list[dict[str, Any]], list[Trace], list[AuditResult], float]:
     store = InMemoryTraceStore()
     graph = HARNESSES[name](chat, store)
     runs = []
@@ -162,8 +178,14 @@ def _run(name: str, chat: Any, limit: int | None) -> tuple[list[dict[str, Any]],
     traces = store.list_traces()
     t0 = time.perf_counter()
     report = Auditor(graph).audit_batch(traces)  # every default: no interventions, no step, no links
-    print(f"  audit {time.perf_counter() - t0:.0f} s; {report.coverage.summary() if report.coverage else ''}")
-    return runs, traces, list(report.results)
+    audit_s = time.perf_counter() - t0
+    print(f"  audit {audit_s:.0f} s; {report.coverage.summary() if report.coverage else ''}")
+    return runs, traces, list(report.results), audit_s
+
+
+def _harness_message(step: Any) -> bool:
+    """langgraph-supervisor's own "Transferring back to supervisor" (a worker's wrapper writes it, not a model)."""
+    return all(c.name.startswith("transfer_back_to_") for c in step.tool_calls)
 
 
 def _summarise(out: Path, label: str) -> None:
@@ -193,7 +215,8 @@ def _summarise(out: Path, label: str) -> None:
             "",
             f"{len(mine)} runs ({sum(not r['raised'] for r in mine)} finished"
             + (f"; raised: {dict(failed)}" if failed else "")
-            + f"), run {done[name]['run_s']:.0f} s, audit {done[name]['audit_s']:.0f} s.",
+            # audit_s was the wall time less the runs' (rounded) seconds in the committed run: 0 within rounding
+            + f"), run {done[name]['run_s']:.0f} s, audit {max(0.0, done[name]['audit_s']):.0f} s.",
             "",
             f"Coverage: {cov.summary()}",
             "",
@@ -222,6 +245,21 @@ def _summarise(out: Path, label: str) -> None:
                     f"| {link} | {agent} | {len(scored)} | {k} | {rate} | {wil} | {na} | {dict(fails) or 0} |"
                 )
                 per[f"{link} {agent}"] = {"scored": len(scored), "violations": k, "wilson95": ci, "failed": fails}
+        rows_t = _read_jsonl(out / "traces.jsonl.gz")
+        traces = [Trace.model_validate(r["trace"]) for r in rows_t if r["harness"] == name]
+        lines += ["", "What the agents did (every recorded trace):", "",
+                  "| agent | traces | failed | steps with a call | text before a call | tool calls | calls written as "
+                  "text in the answer |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        for agent in sorted({t.agent_name or "agent" for t in traces}):
+            mine_t = [t for t in traces if (t.agent_name or "agent") == agent]
+            calling = [st for t in mine_t for st in t.steps if st.tool_calls and not _harness_message(st)]
+            called = Counter(c.name for st in calling for c in st.tool_calls)
+            as_text = sum('"arguments"' in (t.final_answer or "") for t in mine_t)
+            lines.append(
+                f"| {agent} | {len(mine_t)} | {sum(t.error is not None for t in mine_t)} | {len(calling)} | "
+                f"{sum(bool(st.thought.strip()) for st in calling)} | {dict(called) or '-'} | {as_text} |"
+            )
+        lines.append("")
         checked = [r for r in results if r.status == "scored"]
         lines += ["", f"Scored audits whose replay was checked against the recorded model input: "
                   f"{sum(bool(r.input_checked) for r in checked)}/{len(checked)}.", ""]  # fmt: skip
@@ -248,10 +286,8 @@ def main() -> None:
             chat = server.chat_model(max_tokens=MAX_TOKENS, timeout=MODEL_TIMEOUT_S)
             for name in todo:
                 print(f"{name} (load {os.getloadavg()[0]:.2f})", flush=True)
-                t0 = time.perf_counter()
-                runs, traces, results = _run(name, chat, args.limit)
+                runs, traces, results, audit_s = _run(name, chat, args.limit)
                 run_s = sum(r["seconds"] for r in runs)
-                audit_s = time.perf_counter() - t0 - run_s
                 _write_jsonl(args.out / "runs.jsonl", runs)
                 traced = [{"harness": name, "trace": t.model_dump(mode="json")} for t in traces]
                 _write_jsonl(args.out / "traces.jsonl.gz", traced)
