@@ -132,23 +132,17 @@ def relative(ns: str, cut: int) -> str:
     return "|".join(ns.split("|")[cut:]) if ns else ""
 
 
-def locate(
-    graph: Any, step: Step, tool_node_of: Callable[[str], str | None], *, cut: int = 0
-) -> Flow[tuple[list[Level], AIMessage]]:
+def locate(graph: Any, step: Step, tool_node_of: Callable[[str], str | None]) -> Flow[tuple[list[Level], AIMessage]]:
     """The levels down to ``step`` and the step's original message (production history only read).
 
     ``tool_node_of`` gives a level's (namespace's) tool node, to refuse a step taken inside
-    a graph that a tool called (the replay never runs tool nodes, so it cannot re-enter one). With ``cut``, the
-    first ``cut`` levels are left out and the others' namespaces are relative to the graph at that depth (the
-    agent's own graph, replayed on its own: :mod:`ariadne_lc.replay._own`); their snapshots keep their production
-    configs, from which the copy reads.
+    a graph that a tool called (the replay never runs tool nodes, so it cannot re-enter one; an agent's own run
+    inside a tool is replayed on its own graph instead: :mod:`ariadne_lc.replay._own`).
     """
     thread = step.checkpoint.thread_id
     levels: list[Level] = []
     path = path_of(step)
     for depth, (ns, node, task_id) in enumerate(path):
-        if depth < cut:
-            continue
         if depth + 1 < len(path) and node == tool_node_of(ns):
             raise SubgraphNotReplayableError(
                 f"step {step.index} ran inside a graph called by a tool of node {node!r} ({ns or 'top level'}): "
@@ -163,7 +157,7 @@ def locate(
                 f"the graph state at {ns or 'the top level'!r} has no 'messages' channel; "
                 "only message-based agents replay"
             )
-        levels.append(Level(ns=relative(ns, cut), node=node, task_id=task_id, before=before))
+        levels.append(Level(ns=ns, node=node, task_id=task_id, before=before))
         if depth + 1 == len(path):
             return levels, _written(snapshots, i, step)
     raise NotReplayableError(f"step {step.index} has no task path; it cannot be located")
