@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Final
 
 from ariadne_lc.interventions._lexicon import family_of
 from ariadne_lc.interventions._types import Intervention, InterventionType
@@ -52,6 +53,10 @@ def _word_for(other: ToolSpec, named: ToolSpec, mention: str) -> str:
 def _shifted(value: str) -> str:
     number = float(value.replace(",", ""))
     return normalise_value(number + max(1.0, round(abs(number) * 0.5)))
+
+
+_TOOL_WORDS: Final = frozenset({"tool", "tools", "function", "api"})
+"""Words a thought uses to name a tool, never an argument value of it."""
 
 
 class PlanCritic:
@@ -114,7 +119,9 @@ class PlanCritic:
                 yield thought[: last.start()] + word + thought[last.end() :], "rule:plan-tool"
 
     def _value_swaps(self, thought: str, named: ToolSpec, values: Sequence[str]) -> Iterator[tuple[str, str]]:
-        for value in dict.fromkeys(v for v in values if v.strip()):
+        # a word naming a tool is no argument value ("... with the price tool": the reader may read "tool" as one)
+        naming = {w.lower() for spec in self.tools for w in re.split(r"[_\W]+", spec.name) if w} | _TOOL_WORDS
+        for value in dict.fromkeys(v for v in values if v.strip() and v.strip().lower() not in naming):
             pattern = re.compile(r"(?<![\w.])" + re.escape(value) + r"(?![\w])", re.I)
             found = list(pattern.finditer(thought))
             if not found:
