@@ -333,7 +333,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return Caller(str(root), request.tool_call.get("id"), metadata.get(_AGENT_NAME_KEY))
 
     def _end_tool(
-        self, node: _Node | None, request: ToolCallRequest, result: Any, caller: Caller | None = None
+        self, node: _Node | None, request: ToolCallRequest, result: Any, caller: Caller | None
     ) -> None:
         """A tool call ended. One that hands control to another agent (a ``Command`` to the parent graph, as the
         hand-off tools of ``langgraph-swarm`` and ``langgraph-supervisor`` return) ends this agent's turn too: its

@@ -13,6 +13,7 @@ from typing import Final, Literal
 from ariadne_lc.errors import ConfigurationError, FinalStepError, TraceError, TraceNotFinishedError
 from ariadne_lc.interventions import CONTRADICTIONS, OBSERVATIONS, ControlType, parse_interventions, resolve
 from ariadne_lc.records import Link
+from ariadne_lc.replay._own import HANDOFF_PREFIXES
 from ariadne_lc.trace import ToolCall, Trace
 
 __all__ = [
@@ -22,7 +23,6 @@ __all__ = [
     "DECISIVE_ORDER",
     "DEFAULT_INTERVENTIONS",
     "DEFAULT_MIN_THOUGHT_CHARS",
-    "HANDOFF_PREFIXES",
     "OBSERVATION_CONTROLS",
     "PlannedAudit",
     "StepSelector",
@@ -183,9 +183,7 @@ def _links_of(kind: str, steps: tuple[int, ...], links: Sequence[Link], *, swapp
 BOOKKEEPING_TOOLS: Final = ("write_todos",)
 """Tools whose output only acknowledges what the agent did (LangChain's ``TodoListMiddleware``: "Updated todo list
 to ..."): bookkeeping, not an observation, so never an ``observation->answer`` unit. So are hand-offs between agents
-(:data:`HANDOFF_PREFIXES`)."""
-HANDOFF_PREFIXES: Final = ("transfer_to_", "transfer_back_to_")
-"""Names of ``langgraph-supervisor``'s and ``langgraph-swarm``'s hand-off tools ("Successfully transferred to ...")."""
+(:data:`~ariadne_lc.replay._own.HANDOFF_PREFIXES`)."""
 
 
 def is_bookkeeping(call: ToolCall) -> bool:

@@ -206,12 +206,13 @@ def replay_flow(
     as_node = last.node
     counter = Counter()
     thread = f"ariadne-replay-{uuid.uuid4()}"
+    turns = _turns(replayer, trace, last)
     config: dict[str, Any] = {
         "configurable": {"thread_id": thread, ARIADNE_MODEL_INPUTS: counter.inputs},
         "callbacks": [counter],
         "metadata": {ARIADNE_REPLAY: True},
         "tags": ["ariadne-replay"],
-        "recursion_limit": _turns(replayer, trace, last) * _NODES_PER_TURN + 10,
+        "recursion_limit": turns * _NODES_PER_TURN + 10,
     }
     deriver: str | None = None
     if calls is not None:  # the calls the step's model made with the new thought (thought->action re-run)
@@ -241,7 +242,6 @@ def replay_flow(
     yield _ops.update_state(iso, at, {"messages": written}, as_node)
     served = Served(trace, dict(outputs or {}))
     answers = Answers(trace.interrupts)
-    turns = _turns(replayer, trace, last)
     for _ in range(turns * 3 + 3):
         snapshot = yield _ops.state(iso, config)
         if not snapshot.next:
@@ -317,7 +317,7 @@ def _result(
         tools_live=live,
         tools_unavailable=tuple(served.unavailable),
         interrupts_answered=tuple(answers.used),
-        fork_checkpoint_ns=levels[-1].before.config["configurable"].get("checkpoint_ns", ""),
+        fork_checkpoint_ns=levels[-1].ns,
         replay_mode="rederive" if deriver is not None else "recorded",
         tool_call_deriver=deriver,
     )

@@ -41,7 +41,7 @@ class Replayer(Protocol):
 
     def on(self, graph: Any) -> Any: ...
 
-__all__ = ["NamespacedSaver", "agents_of", "own_graph_of"]
+__all__ = ["HANDOFF_PREFIXES", "NamespacedSaver", "agents_of", "own_graph_of"]
 
 
 def _within(config: Any, prefix: str) -> Any:
@@ -185,12 +185,13 @@ def own_graph_of(replayer: Replayer, trace: Trace) -> tuple[Any, Trace] | None:
     return own, trace.model_copy(update={"steps": tuple(_relative_step(s, cut) for s in trace.steps)})
 
 
-_HANDOFF = ("transfer_to_", "transfer_back_to_")
-"""Hand-off tools of ``langgraph-supervisor`` and ``langgraph-swarm``: a trace holding one holds several agents."""
+HANDOFF_PREFIXES = ("transfer_to_", "transfer_back_to_")
+"""Names of ``langgraph-supervisor``'s and ``langgraph-swarm``'s hand-off tools ("Successfully transferred to ..."):
+a trace holding one holds several agents, and their outputs are bookkeeping, never observations."""
 
 
 def _hands_off(step: Step) -> bool:
-    return any(c.name.startswith(_HANDOFF) for c in step.tool_calls)
+    return any(c.name.startswith(HANDOFF_PREFIXES) for c in step.tool_calls)
 
 
 def _harness_message(step: Step) -> bool:

@@ -18,7 +18,7 @@ from ariadne_lc.replay._action import ActionSource, DerivedAction, action_flow
 from ariadne_lc.replay._derive import AgentModel, ContinuationDeriver, DeriveFunction, ToolCallDeriver, as_deriver
 from ariadne_lc.replay._drive import replay_flow
 from ariadne_lc.replay._fork import Level, locate, path_of
-from ariadne_lc.replay._own import agents_of, own_graph_of
+from ariadne_lc.replay._own import HANDOFF_PREFIXES, agents_of, own_graph_of
 from ariadne_lc.replay._tools import find_tools
 from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
 from ariadne_lc.trace import Step, ToolCall, Trace
@@ -57,7 +57,7 @@ def _hands_off(graph: Any) -> bool:
     """Whether some agent of ``graph`` can hand off to another (``langgraph-supervisor``, ``langgraph-swarm``)."""
     for _, sub in [("", graph), *(graph.get_subgraphs(recurse=True) if hasattr(graph, "get_subgraphs") else [])]:
         _, tools = find_tools(sub, None)
-        if any(name.startswith(("transfer_to_", "transfer_back_to_")) for name in tools):
+        if any(name.startswith(HANDOFF_PREFIXES) for name in tools):
             return True
     return False
 
