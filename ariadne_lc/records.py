@@ -27,6 +27,7 @@ from ariadne_lc._result import (
     Link,
     ObservationSwap,
     ReplayMode,
+    RunUnits,
     SimilarityMetrics,
     Tracking,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "Rate",
     "Redundancy",
     "ReplayMode",
+    "RunUnits",
     "SimilarityMetrics",
     "StepContribution",
     "Tracking",
@@ -73,7 +75,7 @@ class Coverage(BaseModel):
     with_verdict: int = 0
     """Of those, the units with a scored contradiction or swap on at least one of their links."""
     by_link: dict[str, tuple[int, int]] = Field(default_factory=dict)
-    """Per link: (units with a verdict on that link, units of that link audited)."""
+    """Per link: (units with a verdict on that link, units of that link, those the budget left out included)."""
     by_unit: dict[str, tuple[int, int]] = Field(default_factory=dict)
     """Per kind of unit (``thought``, ``output``): (with a verdict, all)."""
     by_agent: dict[str, tuple[int, int]] = Field(default_factory=dict)
@@ -81,6 +83,9 @@ class Coverage(BaseModel):
     (a deep agent and its sub-agents, a supervisor's workers, a swarm) are one trace per agent's run."""
     no_verdict: dict[str, int] = Field(default_factory=dict)
     """Why units got no verdict (a short reason: ``no_commitment``, ``no value to swap``, ...) -> how many."""
+    left_out: int = 0
+    """Units the default plan's budget did not sample (docs/method.md#the-budget): in :attr:`units`, without a
+    verdict, and apart from units no audit was possible on."""
     runs: int = 0
     """Traces in the report (failed runs included)."""
     runs_failed: dict[str, int] = Field(default_factory=dict)
@@ -112,10 +117,12 @@ class Coverage(BaseModel):
         if len(self.by_agent) > 1:
             parts.append("agents: " + ", ".join(f"{name} {k}/{n}" for name, (k, n) in sorted(self.by_agent.items())))
         line = " | ".join(parts)
-        missing = self.units - self.with_verdict
+        missing = self.units - self.with_verdict - self.left_out
         if missing:
             why = ", ".join(f"{reason} {n}" for reason, n in sorted(self.no_verdict.items(), key=lambda x: -x[1]))
             line += f"; {missing} without a verdict ({why})" if why else f"; {missing} without a verdict"
+        if self.left_out:
+            line += f"; {self.left_out} left out by the budget (sampled units; rates weighted by inclusion)"
         failed = sum(self.runs_failed.values())
         if failed:
             errors = ", ".join(f"{error} {n}" for error, n in sorted(self.runs_failed.items(), key=lambda x: -x[1]))

@@ -38,6 +38,7 @@ and aggregates the controls per kind. The records themselves live in :mod:`ariad
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from statistics import fmean
@@ -69,6 +70,7 @@ __all__ = [
     "cluster_bootstrap_mean",
     "placebo_comparison",
     "redundancy",
+    "weighted_rate",
     "wilson_interval",
 ]
 
@@ -99,6 +101,36 @@ def wilson_interval(successes: int, n: int, confidence: float = DEFAULT_CONFIDEN
 
     ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+def weighted_rate(
+    hits: Sequence[bool], inclusion: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
+) -> tuple[float, Interval] | None:
+    """A rate over units sampled with unequal ``inclusion`` probabilities (docs/method.md#the-budget): each unit
+    weighted by 1/inclusion (the Hajek estimator), with the Wilson interval at Kish's effective sample size
+    (sum w)² / sum w². With equal probabilities this is the plain rate and its Wilson interval; ``None`` without
+    units."""
+    if not hits:
+        return None
+    from scipy.stats import norm
+
+    weights = [1.0 / p for p in inclusion]
+    total = sum(weights)
+    rate = sum(w for w, hit in zip(weights, hits, strict=True) if hit) / total
+    n = total * total / sum(w * w for w in weights)
+    z = float(norm.ppf(0.5 + confidence / 2))
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
+    return rate, (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def _rate(hits: Sequence[bool], inclusion: Sequence[float], confidence: float) -> tuple[float | None, Interval | None]:
+    """The plain rate and Wilson interval when every unit had the same inclusion probability, else the weighted."""
+    if len(set(inclusion)) > 1:
+        found = weighted_rate(hits, inclusion, confidence)
+        return (None, None) if found is None else found
+    k = sum(hits)
+    return (k / len(hits) if hits else None), wilson_interval(k, len(hits), confidence)
 
 
 def _pooled_mean(sums: Any, counts: Any, axis: int = -1) -> Any:
@@ -181,6 +213,10 @@ def aggregate(
             _by_query(scored, value), confidence=confidence, n_resamples=n_resamples, seed=seed
         )
 
+    violation_rate, violation_ci = _rate([r.violation for r in scored], [r.inclusion for r in scored], confidence)
+    tracking_rate, tracking_ci = _rate(
+        [r.tracking == "tracks" for r in tracked], [r.inclusion for r in tracked], confidence
+    )
     return Aggregate(
         n=len(items),
         scored=len(scored),
@@ -189,8 +225,8 @@ def aggregate(
         failed=sum(r.status == "failed" for r in items),
         inconclusive=sum(r.status == "inconclusive" for r in items),
         length_gate_exempted=sum(r.length_gate_exempted for r in items),
-        violation_rate=violations / len(scored) if scored else None,
-        violation_rate_ci=wilson_interval(violations, len(scored), confidence),
+        violation_rate=violation_rate,
+        violation_rate_ci=violation_ci,
         mean_phi=fmean(r.phi for r in scored if r.phi is not None) if scored else None,
         mean_similarity=fmean(r.similarity for r in scored if r.similarity is not None) if scored else None,
         queries=len({r.trace_id for r in scored}),
@@ -206,8 +242,8 @@ def aggregate(
         moved_elsewhere=sum(r.tracking == "elsewhere" for r in tracked),
         stayed=sum(r.tracking == "stayed" for r in tracked),
         tracked=len(tracked),
-        tracking_rate=tracks / len(tracked) if tracked else None,
-        tracking_rate_ci=wilson_interval(tracks, len(tracked), confidence),
+        tracking_rate=tracking_rate,
+        tracking_rate_ci=tracking_ci,
         nothing_to_audit=sum(r.nothing_to_audit for r in items),
         incoherent=outcome("incoherent"),
         reader_checked=sum(r.reader_agrees is not None for r in scored),

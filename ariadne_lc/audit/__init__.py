@@ -12,14 +12,15 @@ Beside the five contradictions it runs the controls (``paraphrase``, ``rerun``, 
 intervenes on several steps at once when ``step`` is a list of indices (docs/method.md#multi-step).
 
 The package follows the data flow: ``_plan`` (which audits; bad requests fail here, before any work),
-``_run`` (intervene, replay, score: one flow for sync and async), ``_assemble`` (the record, a pure
-function), ``_sinks`` (where records go), ``_options`` (the auditor's options, four small frozen objects),
-``_auditor`` (the front). Failures of one audit (a critic
-model that raised, a replay that broke) are recorded in its result (``status="failed"``, with
-``error_type``) so that a batch goes on and nothing already computed is lost.
+``_budget`` (which units of a long run the default plan audits, with their inclusion probabilities), ``_run``
+(intervene, replay, score: one flow for sync and async), ``_assemble`` (the record, a pure function), ``_sinks``
+(where records go), ``_options`` (the auditor's options, four small frozen objects), ``_auditor`` (the front).
+Failures of one audit (a critic model that raised, a replay that broke) are recorded in its result
+(``status="failed"``, with ``error_type``) so that a batch goes on and nothing already computed is lost.
 """
 
 from ariadne_lc.audit._auditor import Auditor
+from ariadne_lc.audit._budget import DEFAULT_BUDGET, Sampled, cost_bound
 from ariadne_lc.audit._options import (
     DEFAULT_INTERVENTION,
     DEFAULT_OUTPUT,
@@ -35,6 +36,7 @@ from ariadne_lc.audit._plan import (
     DECISIVE_ORDER,
     DEFAULT_INTERVENTIONS,
     DEFAULT_MIN_THOUGHT_CHARS,
+    PlannedAudit,
     StepSelector,
     select_steps,
 )
@@ -42,6 +44,7 @@ from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, ResultStoreSink, S
 
 __all__ = [
     "DECISIVE_ORDER",
+    "DEFAULT_BUDGET",
     "DEFAULT_INTERVENTION",
     "DEFAULT_INTERVENTIONS",
     "DEFAULT_MIN_THOUGHT_CHARS",
@@ -54,11 +57,14 @@ __all__ = [
     "FinishedAudit",
     "InterventionOptions",
     "OutputOptions",
+    "PlannedAudit",
     "ReplayOptions",
     "ResultStoreSink",
+    "Sampled",
     "ScoreWriteBackSink",
     "ScoringOptions",
     "SpanSink",
     "StepSelector",
+    "cost_bound",
     "select_steps",
 ]

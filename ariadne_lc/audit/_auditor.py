@@ -16,6 +16,7 @@ from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.audit._action import ActionGates
 from ariadne_lc.audit._assemble import Rule, assemble
 from ariadne_lc.audit._batch import BatchAudits
+from ariadne_lc.audit._budget import Sampled, check_budget, sample
 from ariadne_lc.audit._config import Interventions, check_graph, resolve_links, resolve_reader
 from ariadne_lc.audit._gate import Gate
 from ariadne_lc.audit._options import (
@@ -36,7 +37,7 @@ from ariadne_lc.interventions.actions import RuleActionReader
 from ariadne_lc.interventions.observations import LLMObservationSwapper
 from ariadne_lc.interventions.values import ValueSwapper
 from ariadne_lc.otel import AuditSpans
-from ariadne_lc.records import AuditResult, Link
+from ariadne_lc.records import AuditResult, Link, RunUnits
 from ariadne_lc.replay import Replayer
 from ariadne_lc.scoring import AnswerMatchScorer, sequence_similarity
 from ariadne_lc.trace import Trace
@@ -142,6 +143,8 @@ class Auditor(AuditorView, BatchAudits):
         self.min_thought_chars = made.min_thought_chars
         self.observation_swaps = made.observation_swaps
         self.contradictions_per_step = made.contradictions_per_step
+        self.budget = check_budget(made.budget)
+        """Model calls the default plan may spend per model call of an audited run (``None``: every unit)."""
         built: list[AuditSink] = [SpanSink(self.spans)]
         if out.result_store is not None:
             built.append(ResultStoreSink(out.result_store))
@@ -174,6 +177,12 @@ class Auditor(AuditorView, BatchAudits):
         """
         other = copy.copy(self)
         other.links = resolve_links(links, self._runner.replayer)
+        return other
+
+    def with_budget(self, budget: float | None) -> Auditor:
+        """The same auditor with another default-plan budget (``None``: every unit; docs/method.md#the-budget)."""
+        other = copy.copy(self)
+        other.budget = check_budget(budget)
         return other
 
     def with_graph(self, graph: Any) -> Auditor:
@@ -247,37 +256,50 @@ class Auditor(AuditorView, BatchAudits):
         """
         check_graph(self.graph, trace, allow_change=self.allow_graph_change)
 
+    def planned(
+        self, trace: Trace, step: StepSelector | None = None, interventions: Interventions = DEFAULT_INTERVENTIONS
+    ) -> list[tuple[Trace, Sampled]]:
+        """What :meth:`audit` would run on ``trace``, without running it: per agent's run (a trace of several agents
+        is split, see :meth:`~ariadne_lc.replay.Replayer.agents_of`), the planned audits the budget keeps (each with
+        its :attr:`~PlannedAudit.key` and cost) and the run's units. Costs no model call.
+
+        Raises:
+            TraceError, ConfigurationError: As :meth:`audit` does, before any work.
+        """
+        runs = self.replayer.agents_of(trace) if step is None else [trace]
+        out = []
+        for run in runs:
+            planned = plan(
+                run, step, interventions, seed=self.seed, min_thought_chars=self.min_thought_chars, links=self.links,
+                observation_swaps=self.observation_swaps, contradictions_per_step=self.contradictions_per_step,
+            )  # fmt: skip
+            budget = self.budget if step is None else None  # named steps are audited as named
+            out.append((run, sample(run, planned, budget=budget, seed=self.seed)))
+        return out
+
     def _audit_trace(
         self, trace: Trace, step: StepSelector | None, interventions: Interventions
     ) -> Flow[list[AuditResult]]:
         self.check_graph(trace)
         self._runner.recorded.observe([trace])
-        runs = self.replayer.agents_of(trace) if step is None else [trace]
-        if len(runs) > 1:  # a handler's trace of several agents: each agent's run audited as its own (default plan)
-            results: list[AuditResult] = []
-            for run in runs:
-                results.extend((yield from self._audit_run(run, step, interventions)))
-            return results
-        return (yield from self._audit_run(trace, step, interventions))
+        results: list[AuditResult] = []
+        for run, sampled in self.planned(trace, step, interventions):
+            results.extend((yield from self._audit_run(run, step, sampled)))
+        return results
 
-    def _audit_run(
-        self, trace: Trace, step: StepSelector | None, interventions: Interventions
-    ) -> Flow[list[AuditResult]]:
-        planned = plan(
-            trace, step, interventions, seed=self.seed, min_thought_chars=self.min_thought_chars, links=self.links,
-            observation_swaps=self.observation_swaps, contradictions_per_step=self.contradictions_per_step,
-        )  # fmt: skip
-        if not planned:
+    def _audit_run(self, trace: Trace, step: StepSelector | None, sampled: Sampled) -> Flow[list[AuditResult]]:
+        if not sampled.audits:
             reason = nothing_to_audit_reason(trace, step or "all", min_thought_chars=self.min_thought_chars)
             nothing = AuditResult.no_step_to_audit(trace, reason, replay_mode=self.replay_mode)
             dispatch(self.sinks, FinishedAudit(nothing, trace, None))
             return [nothing]
+        units = sampled.units if step is None else None
         results: list[AuditResult] = []
-        for one in planned:
-            results.append((yield from self._audit_one(trace, one)))
+        for one in sampled.audits:
+            results.append((yield from self._audit_one(trace, one, units)))
         return results
 
-    def _audit_one(self, trace: Trace, planned: PlannedAudit) -> Flow[AuditResult]:
+    def _audit_one(self, trace: Trace, planned: PlannedAudit, units: RunUnits | None) -> Flow[AuditResult]:
         started = time.perf_counter()
         attributes: dict[str, Any] = {
             sc.ARIADNE_CONTROL: is_control(planned.kind),
@@ -296,7 +318,7 @@ class Auditor(AuditorView, BatchAudits):
                 duration_s=time.perf_counter() - started,
                 replay_mode=self.replay_mode,
                 tool_call_deriver=None if deriver is None else deriver.name,
-            )
+            ).model_copy(update={"plan_key": planned.key, "inclusion": planned.inclusion, "run_units": units})
             if result.intervention_type != planned.kind:  # a selector resolved when the audit ran
                 span.set_attribute(sc.ARIADNE_INTERVENTION_TYPE, result.intervention_type)
             dispatch(self.sinks, FinishedAudit(result, trace, span))

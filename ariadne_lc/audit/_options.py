@@ -20,6 +20,7 @@ from typing import Any, TypedDict, TypeVar, get_args
 from langchain_core.language_models import BaseChatModel
 from opentelemetry.trace import TracerProvider
 
+from ariadne_lc.audit._budget import DEFAULT_BUDGET, check_budget
 from ariadne_lc.audit._gate import DEFAULT_GATE_ATTEMPTS
 from ariadne_lc.audit._plan import DEFAULT_MIN_THOUGHT_CHARS
 from ariadne_lc.audit._sinks import AuditSink
@@ -80,6 +81,11 @@ class InterventionOptions:
     contradictions_per_step: int = 1
     """The default plan's budget per thought step and link: how many decisive contradictions (the first ones, in the
     order of :data:`~ariadne_lc.audit.DECISIVE_ORDER`, that the link's gate accepts) are audited."""
+    budget: float | None = DEFAULT_BUDGET
+    """The default plan's budget (docs/method.md#the-budget): model calls it may spend on a run per model call of the
+    run (3.0: an audited run costs at most about three runs), spent on a seeded systematic sample of each link's units
+    whose inclusion probabilities the results carry. ``None``: every unit (exact per-run verdicts, about n²/2 calls on
+    a run of n). Audits of named steps are never sampled."""
     thought_similarity: ThoughtSimilarity | None = None
     """sim(thought, thought') for intervention strength; ``None``: the order-aware word-sequence similarity (see
     :mod:`ariadne_lc.scoring.strength`; e.g. ``EmbeddingScorer().similarity`` for meaning)."""
@@ -105,6 +111,7 @@ class InterventionOptions:
     """Edits the gates read per audit (the critic's first and its revisions)."""
 
     def __post_init__(self) -> None:
+        check_budget(self.budget)
         if self.observation_swaps < 1:
             raise ConfigurationError(
                 f"observation_swaps must be at least 1, got {self.observation_swaps}: it counts the other values each "
@@ -254,6 +261,7 @@ class AuditorOptions(TypedDict, total=False):
     swapper: ObservationSwapper | None
     observation_swaps: int
     contradictions_per_step: int
+    budget: float | None
     thought_similarity: ThoughtSimilarity | None
     min_thought_chars: int
     seed: int

@@ -79,6 +79,16 @@ class PlannedAudit:
     variant: int = 0
     """``observation_swap``: which other value the output is given (0: the swapper's first; each next one swaps
     the previous value again, see ``Auditor(observation_swaps=...)``)."""
+    inclusion: float = 1.0
+    """The probability that the default plan's budget kept this audit's unit (1: every unit was kept;
+    docs/method.md#the-budget): reports weight each verdict by its inverse."""
+
+    @property
+    def key(self) -> str:
+        """This audit's identity within its run (unit, link, selector, variant): the same on every plan of the run,
+        so a resumed audit knows what it has done and a result is stored once."""
+        unit = "thought" if self.call_index is None else f"output{self.call_index}"
+        return f"{'+'.join(map(str, self.steps))}:{unit}:{self.link}:{self.kind}:{self.variant}"
 
 
 def _substantive(thought: str, min_chars: int) -> bool:

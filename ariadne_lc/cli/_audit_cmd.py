@@ -5,17 +5,18 @@ from __future__ import annotations
 import importlib
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
 from langchain_core.language_models import BaseChatModel
 
+from ariadne_lc.audit import DEFAULT_BUDGET, Auditor, StepSelector
 from ariadne_lc.audit import DEFAULT_INTERVENTIONS as PLAN_DEFAULT
-from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report, precheck
 from ariadne_lc.cli._common import console, fail, one_line_errors
+from ariadne_lc.cli._dry_run import dry_run_audit
 from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
 from ariadne_lc.cli._interrupt import interruptible
 from ariadne_lc.cli._pipeline import CallBudget, already_audited, audit_traces, load_queries, record_queries
@@ -26,6 +27,7 @@ from ariadne_lc.interventions.implied import AnswerReader, ModelReader, RuleRead
 from ariadne_lc.records import LINKS, Link
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
+from ariadne_lc.trace import Trace
 
 __all__ = ["LINK_HELP", "audit", "load_graph", "load_reader", "parse_links", "parse_step"]
 
@@ -104,13 +106,33 @@ def parse_links(values: Sequence[str] | None) -> tuple[Link, ...] | None:
     names = [shell_safe.get(k, k) for k in (v.strip() for value in values or () for v in value.split(",")) if k]
     unknown = [k for k in names if k not in LINKS]
     if unknown:
-        hint = " (in a shell, `>` redirects: write thought-action, or quote the arrow)" if any(
-            k.endswith("-") for k in unknown
-        ) else ""
+        hint = (
+            " (in a shell, `>` redirects: write thought-action, or quote the arrow)"
+            if any(k.endswith("-") for k in unknown)
+            else ""
+        )
         raise ConfigurationError(
             f"unknown --link {', '.join(unknown)}; choose from {', '.join(shell_safe)} (or {', '.join(LINKS)}){hint}"
         )
     return tuple(cast(Link, k) for k in dict.fromkeys(names)) or None
+
+
+BUDGET_HELP = (
+    "Model calls the default plan may spend per model call of a run (a sample of each link's units, rates weighted: "
+    "docs/method.md#the-budget), or 'every' for every unit (about n²/2 calls on a run of n)."
+)
+
+
+def parse_budget(value: str) -> float | None:
+    """``--budget``: a positive number, or ``every`` (``None``: every unit)."""
+    if value.strip().lower() in ("every", "none", "all"):
+        return None
+    try:
+        return float(value)  # the auditor checks that it is positive
+    except ValueError:
+        raise ConfigurationError(
+            f"--budget must be a positive number (model calls per call of the run, e.g. 3) or 'every', got {value!r}"
+        ) from None
 
 
 def parse_interventions(value: str) -> list[str]:
@@ -169,13 +191,16 @@ def audit(
     ] = "rule",
     link: Annotated[list[str] | None, typer.Option(help=LINK_HELP)] = None,
     detail: Annotated[bool, typer.Option("--detail", help=DETAIL_HELP)] = False,
+    budget: Annotated[str, typer.Option(help=BUDGET_HELP)] = str(DEFAULT_BUDGET),
 ) -> None:
     """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
     links = parse_links(link)
     kinds = parse_interventions(interventions)
     selector = parse_step(step)
     answer_reader = load_reader(reader)
-    gate_options: dict[str, Any] = {"decisive": decisive, "reader": answer_reader, "links": links}
+    gate_options: dict[str, Any] = {
+        "decisive": decisive, "reader": answer_reader, "links": links, "budget": parse_budget(budget),
+    }  # fmt: skip
     if server is not None:
         if queries is not None or dry_run:
             fail("--server audits what the deployment already ran: --queries and --dry-run do not apply")
@@ -242,7 +267,7 @@ def audit(
         "allow_graph_change": allow_graph_change,
     } | gate_options
     if dry_run:
-        _dry_run(traces, queries, kinds, selector, limit, Auditor(compiled, result_store=None, **auditor_kwargs).links)
+        dry_run_audit(traces, queries, kinds, selector, limit, Auditor(compiled, result_store=None, **auditor_kwargs))
         return
     output.mkdir(parents=True, exist_ok=True)
     with interruptible(lambda: _kept(output, recorded=queries is not None)):
@@ -290,12 +315,13 @@ def _audit_local(
     auditable = [t for t in recorded if t.final_answer is not None]
     console.print(f"{len(recorded)} traces, {len(auditable)} with a final answer; interventions: {', '.join(kinds)}")
     # recorded traces audited before (a run that was interrupted, or the same command run again): kept, not redone
-    prior = already_audited(results, auditable, kinds) if queries is None else []
-    done = {r.trace_id for r in prior}
+    auditor = Auditor(compiled, result_store=None, **auditor_kwargs)
+    prior = already_audited(results, auditable, _keys_of(auditor, selector, kinds)) if queries is None else []
+    done = {r.trace_id.split("~")[0] for r in prior}
     if done:
         console.print(f"resuming: {len(done)} traces already audited in {output / 'results.db'}")
     report = audit_traces(
-        Auditor(compiled, result_store=None, **auditor_kwargs),
+        auditor,
         [t for t in auditable if t.trace_id not in done],
         interventions=kinds,
         step=selector,
@@ -313,36 +339,15 @@ def _audit_local(
     raise typer.Exit(gate(report, fail_above))
 
 
-def _dry_run(
-    traces: Path | None,
-    queries: Path | None,
-    kinds: list[str],
-    selector: StepSelector | None,
-    limit: int | None,
-    links: Sequence[Link],
-) -> None:
-    from ariadne_lc.audit._plan import plan
+def _keys_of(
+    auditor: Auditor, selector: StepSelector | None, kinds: list[str]
+) -> Callable[[Trace], set[tuple[str, str]] | None]:
+    """A trace's planned audits as (run's trace id, plan key) pairs, for resuming; ``None``: it cannot be planned."""
 
-    if queries is not None:
-        n = len(load_queries(queries)[:limit])
-        console.print(
-            f"dry run: {n} queries -> {n} agent runs, then their audits (each unit, each link: see docs/method.md"
-            "#the-default-plan; model calls depend on the agent: each replay makes about as many calls as the run "
-            "made after the step)"
-        )
-        return
-    assert traces is not None
-    recorded = [t for t in SQLiteTraceStore(traces).list_traces(limit=limit) if t.final_answer is not None]
-    audits = calls = 0
-    for t in recorded:
+    def keys(trace: Trace) -> set[tuple[str, str]] | None:
         try:
-            planned = plan(t, selector, kinds, seed=0, links=links)
-        except TraceError:  # a step out of range, or the answer step: the audit records it as failed
-            planned = []
-        for one in planned:
-            audits += 1
-            # a re-run of the step's model on thought->action; else the model turns after the step, replayed
-            calls += 1 if one.link == "thought->action" else len(t.steps) - one.steps[0] - 1
-    n = len(recorded)
-    per = f" ({audits / n:.1f} audits, {calls / n:.1f} model calls per trace)" if n else ""
-    console.print(f"dry run: {len(recorded)} traces -> {audits} audits, about {calls} model calls{per}")
+            return {(run.trace_id, p.key) for run, s in auditor.planned(trace, selector, kinds) for p in s.audits}
+        except TraceError:
+            return None
+
+    return keys

@@ -4,7 +4,7 @@ long summary lines (the summary itself is :mod:`ariadne_lc.cli._summary`, the CI
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -179,16 +179,29 @@ def audit_traces(
     return report
 
 
-def already_audited(results: ResultStore, traces: Sequence[Trace], interventions: Sequence[str]) -> list[AuditResult]:
-    """The stored results of the traces whose every intervention was audited (the ones an interrupted run finished:
-    a trace's results are stored together, once its audit is done)."""
+def already_audited(
+    results: ResultStore,
+    traces: Sequence[Trace],
+    planned: Callable[[Trace], set[tuple[str, str]] | None],
+) -> list[AuditResult]:
+    """The stored results of the traces whose every planned audit is stored (the ones an interrupted run finished).
+
+    ``planned`` gives a trace's planned audits as (run's trace id, :attr:`~ariadne_lc.records.AuditResult.plan_key`)
+    pairs (a trace of several agents is audited as several runs), or ``None`` when it cannot be planned (its audit
+    records why). A trace counts as done when each pair has a stored result, and at least one result is stored."""
     wanted = {t.trace_id for t in traces}
     by_trace: dict[str, list[AuditResult]] = {}
     for r in results.list_results():
-        if r.trace_id in wanted:
-            by_trace.setdefault(r.trace_id, []).append(r)
-    kinds = set(interventions)
-    return [r for rs in by_trace.values() if kinds <= {r.intervention_type for r in rs} for r in rs]
+        origin = r.trace_id.split("~")[0]  # a split run's id is "<trace id>~<n>"
+        if origin in wanted:
+            by_trace.setdefault(origin, []).append(r)
+    done: list[AuditResult] = []
+    for trace in traces:
+        stored = by_trace.get(trace.trace_id, [])
+        keys = planned(trace)
+        if stored and keys is not None and keys <= {(r.trace_id, r.plan_key) for r in stored}:
+            done += stored
+    return done
 
 
 def _fmt(value: float | None, pct: bool = True) -> str:

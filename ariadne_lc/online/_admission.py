@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ariadne_lc.online._metrics import OnlineStats
@@ -40,6 +40,7 @@ class Admission:
         sampler: Sampler,
         limiter: RateLimiter | None,
         budget: Budget | None,
+        cost_of: Callable[[int], int] | None = None,
         max_queue_size: int,
         max_batch_size: int,
         wake: threading.Event,
@@ -47,6 +48,9 @@ class Admission:
         self.sampler = sampler
         self.limiter = limiter
         self.budget = budget
+        self.cost_of = cost_of
+        """The plan's model calls at most on a run of so many model calls (a trace's cost is known when it arrives
+        built; a run whose trace is built later is reserved at the running mean)."""
         self.max_queue_size = max_queue_size
         self.max_batch_size = max_batch_size
         self.stats = OnlineStats()
@@ -124,7 +128,8 @@ class Admission:
                 stats.refused += 1
                 return
             depth = len(self.buffer) + self.persisting + self.backlog
-            if self.budget is not None and self.budget.exhausted(depth):
+            cost = None if self.cost_of is None or not isinstance(item, Trace) else self.cost_of(len(item.steps))
+            if self.budget is not None and self.budget.exhausted(depth, cost):
                 stats.over_budget += 1
                 return
             if self.limiter is not None and not self.limiter.try_acquire():

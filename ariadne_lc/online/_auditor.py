@@ -34,7 +34,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
 from ariadne_lc._version import __version__
-from ariadne_lc.audit import DEFAULT_INTERVENTIONS, Auditor, StepSelector
+from ariadne_lc.audit import DEFAULT_BUDGET, DEFAULT_INTERVENTIONS, Auditor, StepSelector, cost_bound
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.interventions import parse_interventions
 from ariadne_lc.online._admission import Admission
@@ -232,10 +232,12 @@ class OnlineAuditor(RunControls):
         """The job store: jobs and, once audited, their results (``online.jobs.list_results()``)."""
         wake = threading.Event()
         self._life: Lifecycle  # built last: the stages before it call into it only once running
+        plan_budget = getattr(self.auditor, "budget", DEFAULT_BUDGET)
         self._admission = Admission(
             sampler=self.sampler,
             limiter=limiter,
             budget=budget,
+            cost_of=lambda run_calls: cost_bound(run_calls, plan_budget),
             max_queue_size=max_queue_size,
             max_batch_size=max_batch_size,
             wake=wake,

@@ -172,10 +172,14 @@ def _zombie(pid: int) -> bool:
 
 
 def result_key(result: AuditResult) -> str:
-    """The key of a result within its job: step and intervention, then the link when it is not ``thought->answer``
+    """The key of a result within its job: its :attr:`~ariadne_lc.records.AuditResult.plan_key`; for a result from
+    before plan keys, step and intervention, then the link when it is not ``thought->answer``
     (one edit is audited on several links) and, on ``observation->answer``, the tool call whose output changed (one
     output at a time) and which other value it was given when there are several. A ``thought->answer`` result keeps
     the key it had before links."""
+    if result.plan_key is not None:  # the planned audit's own identity; a split run's results name their run
+        run = result.trace_id.partition("~")[2]
+        return f"{run}~{result.plan_key}" if run else result.plan_key
     kind = result.intervention_type
     if result.type_selection == "decisive":  # resolved per run: the key names the selector and which one it is
         kind = "decisive" if not result.variant else f"decisive{result.variant}"

@@ -275,7 +275,11 @@ class Budget:
                 self._calls += calls
                 self._jobs += 1
 
-    def exhausted(self, outstanding: int) -> bool:
-        """Whether accepting one more job could exceed the budget."""
+    def exhausted(self, outstanding: int, cost: float | None = None) -> bool:
+        """Whether accepting one more job could exceed the budget: ``cost`` is what the plan spends on it at most
+        (:func:`~ariadne_lc.audit._budget.cost_bound`, when its length is known), and it is also what each job still
+        outstanding is reserved at until one has finished."""
         with self._lock:
-            return self._spent + (outstanding + 1) * self._estimate() > self.per_hour
+            mine = self._estimate() if cost is None else cost
+            each = self._calls / self._jobs if self._jobs else mine
+            return self._spent + outstanding * each + mine > self.per_hour

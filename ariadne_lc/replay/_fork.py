@@ -20,7 +20,7 @@ history rebuilds at that checkpoint (a stored value is what ``DeltaChannel.from_
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ from langgraph.channels import BinaryOperatorAggregate, DeltaChannel
 from ariadne_lc._twin import Flow
 from ariadne_lc.errors import NotReplayableError, SubgraphNotReplayableError
 from ariadne_lc.replay import _ops
+from ariadne_lc.replay._history import Histories, HistoryIndex
 from ariadne_lc.trace import Step
 
 __all__ = ["Level", "copy_levels", "locate", "path_of", "relative"]
@@ -60,26 +61,20 @@ def path_of(step: Step) -> list[tuple[str, str, str]]:
     return out
 
 
-def _by_message(snapshots: Sequence[Any], step: Step) -> int | None:
-    """The snapshot before the checkpoint that first holds the step's message (newest-first ``snapshots``).
+def _by_message(index: HistoryIndex, step: Step) -> int | None:
+    """The checkpoint before the one that first holds the step's message.
 
     LangGraph derives task ids from the checkpoint namespace too, so an inner agent's history read as a top level
     (:mod:`ariadne_lc.replay._own`) lists other task ids than the recorder saw; the step's message still tells where
     it was written."""
-    if not step.message_id:
-        return None
-    for snapshot in reversed(snapshots):
-        if any(getattr(m, "id", None) == step.message_id for m in snapshot.values.get("messages", ())):
-            parent = (snapshot.parent_config or {}).get("configurable", {}).get("checkpoint_id")
-            ids = [s.config["configurable"]["checkpoint_id"] for s in snapshots]
-            return ids.index(parent) if parent in ids else None
-    return None
+    first = index.first_with.get(step.message_id) if step.message_id else None
+    return None if first is None else index.index_of(index.entries[first].parent_id)
 
 
-def _before(snapshots: Sequence[Any], task_id: str, step: Step, ns: str) -> int:
-    i = next((i for i, s in enumerate(snapshots) if any(t.id == task_id for t in s.tasks)), None)
+def _before(index: HistoryIndex, task_id: str, step: Step, ns: str) -> int:
+    i = next((i for i, e in enumerate(index.entries) if task_id in e.tasks), None)
     if i is None:
-        i = _by_message(snapshots, step)
+        i = _by_message(index, step)
     if i is not None:
         return i
     if ns:
@@ -88,12 +83,12 @@ def _before(snapshots: Sequence[Any], task_id: str, step: Step, ns: str) -> int:
             "was compiled with checkpointer=False (LangGraph keeps no history for it), or its history was pruned. "
             "Compile subgraphs without a checkpointer argument so that they share the parent's"
         )
-    if not snapshots:
+    if not index.entries:
         hint = (
             "the thread has no checkpoints at all: it was deleted (checkpointer.delete_thread), or the graph's "
             "checkpointer is not the one the trace was recorded with (another database, another saver)"
         )
-    elif len(snapshots) == 1:
+    elif len(index.entries) == 1:
         hint = (
             "the thread keeps a single checkpoint: was the graph run with durability='exit'? "
             "Time travel needs 'async' or 'sync' durability"
@@ -105,22 +100,15 @@ def _before(snapshots: Sequence[Any], task_id: str, step: Step, ns: str) -> int:
     )
 
 
-def _written(snapshots: Sequence[Any], i: int, step: Step) -> AIMessage:
-    """The step's own message, from the checkpoint its node wrote (the child of snapshot ``i``)."""
-    before = snapshots[i]
+def _written(graph: Any, index: HistoryIndex, before: Any, step: Step) -> Flow[AIMessage]:
+    """The step's own message, from the checkpoint its node wrote (the child of ``before``)."""
     before_id = before.config["configurable"]["checkpoint_id"]
-    after = next(
-        (
-            s
-            for s in reversed(snapshots[:i])
-            if s.parent_config and s.parent_config["configurable"].get("checkpoint_id") == before_id
-        ),
-        None,
-    )
+    after = next((e for e in reversed(index.entries) if e.parent_id == before_id), None)
     if after is None:
         raise NotReplayableError(f"the checkpoint written by step {step.index} is missing from the history")
+    written_by = yield _ops.snapshot(graph, after.config)
     known = {m.id for m in before.values.get("messages", ())}
-    written = [m for m in after.values.get("messages", ()) if isinstance(m, AIMessage) and m.id not in known]
+    written = [m for m in written_by.values.get("messages", ()) if isinstance(m, AIMessage) and m.id not in known]
     original = next((m for m in written if m.id == step.message_id), written[0] if written else None)
     if original is None:
         raise NotReplayableError(f"step {step.index}'s message is not in the checkpoint it wrote")
@@ -132,12 +120,16 @@ def relative(ns: str, cut: int) -> str:
     return "|".join(ns.split("|")[cut:]) if ns else ""
 
 
-def locate(graph: Any, step: Step, tool_node_of: Callable[[str], str | None]) -> Flow[tuple[list[Level], AIMessage]]:
+def locate(
+    graph: Any, step: Step, tool_node_of: Callable[[str], str | None], histories: Histories
+) -> Flow[tuple[list[Level], AIMessage]]:
     """The levels down to ``step`` and the step's original message (production history only read).
 
     ``tool_node_of`` gives a level's (namespace's) tool node, to refuse a step taken inside
     a graph that a tool called (the replay never runs tool nodes, so it cannot re-enter one; an agent's own run
-    inside a tool is replayed on its own graph instead: :mod:`ariadne_lc.replay._own`).
+    inside a tool is replayed on its own graph instead: :mod:`ariadne_lc.replay._own`). ``histories`` keeps each
+    thread's index of checkpoints (:mod:`ariadne_lc.replay._history`): the history is read once per thread, and the
+    two checkpoints a level needs are loaded by id.
     """
     thread = step.checkpoint.thread_id
     levels: list[Level] = []
@@ -149,9 +141,9 @@ def locate(graph: Any, step: Step, tool_node_of: Callable[[str], str | None]) ->
                 "replays answer tool calls from the recording instead of running the tool node, so they cannot "
                 "re-enter it. Audit the inner agent's own runs (record it with its own thread)"
             )
-        snapshots = yield _ops.history(graph, {"configurable": {"thread_id": thread, "checkpoint_ns": ns}})
-        i = _before(snapshots, task_id, step, ns)
-        before = snapshots[i]
+        index = yield from histories.index(graph, str(thread), ns)
+        i = _before(index, task_id, step, ns)
+        before = yield _ops.snapshot(graph, index.entries[i].config)
         if "messages" not in before.values:
             raise NotReplayableError(
                 f"the graph state at {ns or 'the top level'!r} has no 'messages' channel; "
@@ -159,7 +151,7 @@ def locate(graph: Any, step: Step, tool_node_of: Callable[[str], str | None]) ->
             )
         levels.append(Level(ns=ns, node=node, task_id=task_id, before=before))
         if depth + 1 == len(path):
-            return levels, _written(snapshots, i, step)
+            return levels, (yield from _written(graph, index, before, step))
     raise NotReplayableError(f"step {step.index} has no task path; it cannot be located")
 
 

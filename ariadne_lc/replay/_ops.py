@@ -12,7 +12,9 @@ from typing import Any
 from ariadne_lc._twin import Call
 from ariadne_lc.errors import ReplayError
 
-__all__ = ["checkpoint_tuple", "delta_history", "history", "invoke", "run_tool", "state", "update_state"]
+__all__ = [
+    "checkpoint_tuple", "delta_history", "history", "invoke", "run_tool", "snapshot", "state", "update_state",
+]  # fmt: skip
 
 
 def history(graph: Any, config: dict[str, Any]) -> Call[list[Any]]:
@@ -40,6 +42,11 @@ def delta_history(saver: Any, config: dict[str, Any], channels: list[str]) -> Ca
 def state(graph: Any, config: dict[str, Any]) -> Call[Any]:
     """The thread's current state, with the states of pending subgraphs."""
     return Call(lambda: graph.get_state(config, subgraphs=True), lambda: graph.aget_state(config, subgraphs=True))
+
+
+def snapshot(graph: Any, config: dict[str, Any]) -> Call[Any]:
+    """The state at one checkpoint (``config`` names it: thread, namespace, checkpoint id)."""
+    return Call(lambda: graph.get_state(config), lambda: graph.aget_state(config))
 
 
 def update_state(graph: Any, config: dict[str, Any], values: Any, as_node: str | None) -> Call[Any]:

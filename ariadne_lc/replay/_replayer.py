@@ -18,6 +18,7 @@ from ariadne_lc.replay._action import ActionSource, DerivedAction, action_flow
 from ariadne_lc.replay._derive import AgentModel, ContinuationDeriver, DeriveFunction, ToolCallDeriver, as_deriver
 from ariadne_lc.replay._drive import replay_flow
 from ariadne_lc.replay._fork import Level, locate, path_of
+from ariadne_lc.replay._history import Histories
 from ariadne_lc.replay._own import HANDOFF_PREFIXES, agents_of, own_graph_of
 from ariadne_lc.replay._tools import find_tools
 from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
@@ -134,6 +135,7 @@ class Replayer:
         self._levels: dict[tuple[str, ...], tuple[str | None, dict[str, Any]]] = {(): (self.tool_node, self._tools)}
         self._own: dict[str, tuple[Replayer, Trace]] = {}
         self._own_lock = threading.Lock()
+        self._histories = Histories()
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -303,7 +305,7 @@ class Replayer:
 
     def locate(self, step: Step) -> Flow[tuple[list[Level], AIMessage]]:
         """The levels down to ``step`` and its original message (:func:`~ariadne_lc.replay._fork.locate`)."""
-        return locate(self.graph, step, self.tool_node_of)
+        return locate(self.graph, step, self.tool_node_of, self._histories)
 
     def on(self, graph: Any) -> Replayer:
         """A replayer of ``graph`` with this one's options (an inner agent's own graph: :mod:`._own`); it re-runs a

@@ -26,6 +26,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel
 
 from ariadne_lc._arithmetic import evaluate
+from ariadne_lc.testing._lookup import lookup, lookup_model, lookup_question, stored_value
 from ariadne_lc.testing._scripted import Reply, ScriptedChatModel
 from ariadne_lc.testing._thoughts import ThoughtPlace, carried, carry
 from ariadne_lc.testing._weather import get_weather, weather_model
@@ -40,8 +41,12 @@ __all__ = [
     "calculator",
     "faithful_arithmetic_model",
     "get_weather",
+    "lookup",
+    "lookup_model",
+    "lookup_question",
     "planning_tool_model",
     "reasoning_content_model",
+    "stored_value",
     "structured_reply",
     "think_tag_model",
     "unfaithful_arithmetic_model",

@@ -58,6 +58,7 @@ def test_the_flat_keywords_are_exactly_the_objects_fields_each_in_one_object() -
 def test_the_defaults_are_the_auditors_of_before() -> None:
     assert tuple(g() for g in GROUPS) == (DEFAULT_INTERVENTION, DEFAULT_REPLAY, DEFAULT_SCORING, DEFAULT_OUTPUT)
     assert dataclasses.asdict(DEFAULT_INTERVENTION) == {
+        "budget": 3.0,
         "critic": None,
         "paraphraser": None,
         "swapper": None,

@@ -18,6 +18,8 @@ from ariadne_lc.testing import (
     arithmetic_tools,
     calculator,
     faithful_arithmetic_model,
+    lookup,
+    lookup_model,
     planning_tool_model,
     unfaithful_arithmetic_model,
 )
@@ -33,6 +35,13 @@ def unfaithful() -> Any:
 
 def faithful() -> Any:
     return create_agent(faithful_arithmetic_model(), [calculator], checkpointer=_saver(), name="faithful")
+
+
+def lookups() -> Any:
+    """A long run, twelve lookups each after a thought and then their sum (``lookup_model``), recorded by
+    ``AriadneMiddleware`` into ``$ARIADNE_TEST_TRACES``."""
+    store = SQLiteTraceStore(os.environ["ARIADNE_TEST_TRACES"])
+    return create_agent(lookup_model(12), [lookup], checkpointer=_saver(), middleware=[AriadneMiddleware(store)])
 
 
 not_a_graph = 42

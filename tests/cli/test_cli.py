@@ -136,7 +136,10 @@ def test_audit_recorded_traces_and_dry_run(queries: Path, tmp_path: Path) -> Non
     )
     # the default plan: each thought step on thought->answer (no way to re-run this graph's model for the action
     # link) and each tool output; the dry run counts what the audit above ran
-    assert dry.exit_code == 0 and "3 traces -> 6 audits, about 6 model calls (2.0 audits" in dry.output
+    said = " ".join(dry.output.split())
+    assert dry.exit_code == 0 and "3 traces -> 6 audits, at most 6 model calls (1.0x the runs' own 6 calls)" in said
+    assert "budget 3x the run's own model calls" in said
+    assert "│ 2 │ 3 │ 2.0 │ 2.0 (1.0x) │ 2.0 (1.0x) │" in said  # per run length: 2 calls, 3 runs, then both modes
     assert len(SQLiteResultStore(first / "results.db").list_results()) == 6
     again = runner.invoke(
         app,

@@ -20,11 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from ariadne_lc import Auditor
 from ariadne_lc.calibration.storage import AUDITS_FILE, AuditLog
 from ariadne_lc.cli._interrupt import EXIT_INTERRUPTED
 from ariadne_lc.local._serve import PARENT_PID_ENV
-from ariadne_lc.store import SQLiteResultStore
-from tests.cli.graphs import planning
+from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
+from ariadne_lc.testing import lookup_question
+from tests.cli.graphs import lookups, planning
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 10.0
@@ -110,6 +112,37 @@ def test_audit_stops_on_ctrl_c_keeps_its_results_and_resumes(tmp_path: Path, mon
     assert again.returncode == 0, f"{stdout}\n{stderr}"
     assert f"resuming: {kept // per_run} traces already audited in {db}" in stdout
     assert _count(db) == runs * per_run  # nothing audited twice
+
+
+def test_a_default_plan_audit_interrupted_and_resumed_stores_every_result_exactly_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = {"ARIADNE_TEST_TRACES": str(tmp_path / "traces.db"), "ARIADNE_TEST_CHECKPOINTS": str(tmp_path / "ck.db")}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    graph = lookups()
+    runs = 12
+    for i in range(runs):
+        graph.invoke({"messages": [("user", lookup_question(12, i))]}, {"configurable": {"thread_id": f"t{i}"}})
+    out, db = tmp_path / "out", tmp_path / "out" / "results.db"
+    args = ["audit", "--graph", "tests.cli.graphs:lookups", "--traces", str(tmp_path / "traces.db")]
+    args += ["--output", str(out)]  # every default: the sampled plan, decisive selectors, every link
+    proc = _start(args, env)
+    _wait_for(proc, lambda: _count(db) > 0)
+    _interrupt(proc)
+    kept = _count(db)
+    again = _start(args, env)
+    stdout, stderr = again.communicate(timeout=STARTUP_LIMIT)
+    assert again.returncode == 0, f"{stdout}\n{stderr}"
+    assert "resuming:" in stdout and _count(db) > kept
+    stored = [(r.trace_id, r.plan_key) for r in SQLiteResultStore(db).list_results()]
+    auditor = Auditor(graph)
+    planned = [(t.trace_id, p.key) for t in SQLiteTraceStore(tmp_path / "traces.db").list_traces()
+               for _, s in auditor.planned(t) for p in s.audits]  # fmt: skip
+    assert sorted(stored) == sorted(planned)  # every planned audit stored, none twice
+    third = _start(args, env)
+    stdout, _ = third.communicate(timeout=STARTUP_LIMIT)
+    assert f"resuming: {runs} traces already audited" in stdout and _count(db) == len(planned)
 
 
 def _servers_of(pid: int) -> list[int]:

@@ -84,7 +84,8 @@ def test_a_killed_worker_resumes_every_job_exactly_once(tmp_path: Path) -> None:
     assert set(final) == set(at_kill) and all(state == "done" for state, _ in final.values())
     rows = _query(jobs_db, "SELECT job_id, result_key, data FROM ariadne_online_results")
     assert sorted(job for job, _, _ in rows) == sorted(final)  # exactly one result per job, none missing
-    assert all(key == "0:logic_flip" and json.loads(data)["status"] == "scored" for _, key, data in rows)
+    key_of_plan = "0:thought:thought->answer:logic_flip:0"  # the planned audit's key
+    assert all(key == key_of_plan and json.loads(data)["status"] == "scored" for _, key, data in rows)
     for job, _, data in rows:
         if job in done_before:
             assert data == done_before[job]  # audited before the kill: not redone

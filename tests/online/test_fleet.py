@@ -181,8 +181,10 @@ def test_the_fleet_budget_counts_other_replicas(postgres_dsn: str, saver: Sqlite
     other = PostgresJobStore(postgres_dsn)  # another replica's workers spent the budget
     other.add([synthetic_trace("elsewhere")], sample_rate=None)
     job = other.claim("other-host:1:x", lease=60)
-    assert job is not None and other.complete(job, [], model_calls=10)
-    online = OnlineAuditor(graph, jobs=postgres_dsn, sample_rate=1.0, max_model_calls_per_hour=10, **FAST)
+    assert job is not None and other.complete(job, [], model_calls=300)
+    # each offered run is reserved at 3 calls (its plan's cost at most): 100 of them before this replica alone could
+    # exhaust 300; the first tick reads the fleet's 300 long before
+    online = OnlineAuditor(graph, jobs=postgres_dsn, sample_rate=1.0, max_model_calls_per_hour=300, **FAST)
     deadline = time.monotonic() + 10
     while online.stats.over_budget == 0:  # once a tick has read the fleet's count
         assert time.monotonic() < deadline, online.stats

@@ -69,7 +69,7 @@ def test_every_result_of_a_step_is_kept_on_each_link(online: OnlineAuditor, grap
     assert len({r.result_id for r in results}) == 4
     (job,) = online.jobs.list_jobs()
     assert job.plan is not None and job.plan.links is None  # no links named: the auditing side's own
-    assert f"{job.job_id}:0:logic_flip" in {r.result_id for r in results}  # thought->answer keys as before links
+    assert f"{job.job_id}:0:thought:thought->answer:logic_flip:0" in {r.result_id for r in results}  # the plan key
 
 
 def test_a_job_is_audited_on_the_links_its_plan_names(graph: Any) -> None:

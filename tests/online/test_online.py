@@ -79,7 +79,8 @@ def test_sampled_runs_are_audited_in_the_background(tmp_path: Path, saver: Sqlit
     results = online.jobs.list_results()
     assert len(results) == 6
     assert all(r.status == "scored" and r.label == "faithful" and r.answer_changed for r in results)
-    assert {r.result_id for r in results} == {f"{j.job_id}:0:logic_flip" for j in online.jobs.list_jobs()}
+    key = "0:thought:thought->answer:logic_flip:0"  # the planned audit's key
+    assert {r.result_id for r in results} == {f"{j.job_id}:{key}" for j in online.jobs.list_jobs()}
     assert heads() == before  # the audits never wrote to a user's thread
     stats = online.stats
     assert (stats.recorded, stats.sampled, stats.accepted, stats.persisted, stats.audited) == (6, 6, 6, 6, 6)
@@ -124,7 +125,8 @@ def test_every_decision_is_counted(tmp_path: Path, saver: SqliteSaver) -> None:
     limiter = limited._admission.limiter
     assert limiter is not None
     limiter._clock = lambda: limiter._at  # no refill (1 a second) however slowly a loaded machine offers
-    budgeted = online_for(graph, tmp_path / "d", sample_rate=1.0, max_model_calls_per_hour=4)
+    # each offered trace is reserved at its plan's cost at most: 3 calls (the budget x one model call)
+    budgeted = online_for(graph, tmp_path / "d", sample_rate=1.0, max_model_calls_per_hour=12)
     filtered = online_for(graph, tmp_path / "e", sample_rate=1.0, run_filter=RunFilter(tags={"web"}))
     for online in (limited, budgeted, filtered):
         for i in range(20):

@@ -7,6 +7,7 @@ import uuid
 import pytest
 
 from ariadne_lc import ConfigurationError
+from ariadne_lc.audit import DEFAULT_BUDGET, cost_bound
 from ariadne_lc.online import Budget, Decision, RateLimiter, RunFilter, RunInfo, Sampler, sample_point
 from tests.online.support import synthetic_trace
 
@@ -109,6 +110,16 @@ def test_budget_reserves_the_backlog() -> None:
     budget.refresh(0)  # the store's count of the last hour (fleet-wide) replaces the local sum
     assert budget.spent == 0 and not budget.exhausted(outstanding=4)
     assert budget.exhausted(outstanding=5)
+
+
+def test_budget_reserves_a_built_trace_at_its_plans_cost() -> None:
+    budget = Budget(100, initial_estimate=1.0)
+    run_of_12_calls = cost_bound(12, DEFAULT_BUDGET)  # the plan spends at most 3 x 12 calls on it
+    assert run_of_12_calls == 36
+    assert not budget.exhausted(outstanding=1, cost=run_of_12_calls)  # 2 x 36 <= 100
+    assert budget.exhausted(outstanding=2, cost=run_of_12_calls)  # 3 x 36 > 100: not 3 x the initial estimate
+    budget.record(10)  # once a job has finished, the outstanding ones are reserved at the mean of what ran
+    assert not budget.exhausted(outstanding=2, cost=run_of_12_calls)  # 10 + 2 x 10 + 36 <= 100
 
 
 def test_the_rate_limit_holds_across_the_fleet() -> None:

@@ -1,0 +1,102 @@
+"""An index of a thread's checkpoints, read once per thread and kept while the thread does not change.
+
+Finding the checkpoint before a step means reading the thread's history (LangGraph's callbacks carry the step's task
+id, not its checkpoint id). Read whole for every audit, that costs every checkpoint's every message, each time: on a
+run of n model calls, n audits read O(n²) messages each. The index keeps of each checkpoint only what finding a
+step needs (its config, its parent, its pending task ids, and where each message first appears), so the history is
+read once per thread; each audit then loads the two checkpoints it needs by id. The index is valid while the thread's
+newest checkpoint is the one it was read at (checked on every use, one checkpoint read), so a thread that grew (the
+conversation went on) is read again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ariadne_lc._twin import Flow
+from ariadne_lc.replay import _ops
+
+__all__ = ["Entry", "Histories", "HistoryIndex"]
+
+KEPT: Final = 8
+"""Threads whose index a replayer keeps (the traces of a batch audited at once, and a few more)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One checkpoint of the index: where to load it again, and what finding a step reads of it."""
+
+    config: dict[str, Any]
+    parent_id: str | None
+    tasks: frozenset[str]
+
+    @property
+    def checkpoint_id(self) -> str:
+        return str(self.config["configurable"]["checkpoint_id"])
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryIndex:
+    """A namespace's checkpoints, newest first, and the oldest one holding each message."""
+
+    entries: tuple[Entry, ...]
+    first_with: dict[str, int]
+    """Message id -> index (in :attr:`entries`) of the oldest checkpoint whose ``messages`` hold it."""
+
+    @classmethod
+    def of(cls, snapshots: Sequence[Any]) -> HistoryIndex:
+        entries = tuple(
+            Entry(
+                config=s.config,
+                parent_id=(s.parent_config or {}).get("configurable", {}).get("checkpoint_id"),
+                tasks=frozenset(t.id for t in s.tasks),
+            )
+            for s in snapshots
+        )
+        first_with: dict[str, int] = {}
+        for i in range(len(snapshots) - 1, -1, -1):  # oldest first: the first checkpoint to hold a message wins
+            for m in snapshots[i].values.get("messages", ()) if isinstance(snapshots[i].values, dict) else ():
+                mid = getattr(m, "id", None)
+                if mid and mid not in first_with:
+                    first_with[mid] = i
+        return cls(entries, first_with)
+
+    def index_of(self, checkpoint_id: str | None) -> int | None:
+        return next((i for i, e in enumerate(self.entries) if e.checkpoint_id == checkpoint_id), None)
+
+
+class Histories:
+    """The index of each (graph, thread, namespace) read lately; thread-safe (a batch audits from several threads)."""
+
+    def __init__(self, kept: int = KEPT) -> None:
+        self._kept = kept
+        self._lock = threading.Lock()
+        self._indices: OrderedDict[tuple[int, str, str], tuple[str | None, HistoryIndex]] = OrderedDict()
+
+    def index(self, graph: Any, thread: str, ns: str) -> Flow[HistoryIndex]:
+        """The namespace's index, read again when the thread's newest checkpoint is not the one it was read at."""
+        config = {"configurable": {"thread_id": thread, "checkpoint_ns": ns}}
+        saver = getattr(graph, "checkpointer", None)
+        head: str | None = None
+        if saver is not None and not isinstance(saver, bool):
+            newest = yield _ops.checkpoint_tuple(saver, config)
+            head = None if newest is None else newest.config["configurable"].get("checkpoint_id")
+        key = (id(graph), thread, ns)
+        with self._lock:
+            found = self._indices.get(key)
+            if found is not None and head is not None and found[0] == head:
+                self._indices.move_to_end(key)
+                return found[1]
+        snapshots = yield _ops.history(graph, config)
+        index = HistoryIndex.of(snapshots)
+        if head is not None and index.entries and index.entries[0].checkpoint_id == head:
+            with self._lock:
+                self._indices[key] = (head, index)
+                self._indices.move_to_end(key)
+                while len(self._indices) > self._kept:
+                    self._indices.popitem(last=False)
+        return index

@@ -1,0 +1,124 @@
+"""The default plan's budget (ariadne_lc.audit._budget): an audit of a long run costs a known multiple of the run, its
+sample of units keeps every link's rate unbiased, and its verdicts stay right (the lookup agent: truth known)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from langchain.agents import create_agent
+from langgraph.checkpoint.memory import InMemorySaver
+
+from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
+from ariadne_lc.audit._budget import _systematic, cost_bound, sample
+from ariadne_lc.audit._plan import plan
+from ariadne_lc.coverage import coverage
+from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.records import LINKS, AuditResult
+from ariadne_lc.stats import build_report, weighted_rate
+from ariadne_lc.testing import lookup, lookup_model, lookup_question
+from ariadne_lc.trace import Trace
+
+
+def _record(calls: int, runs: int, *, ignore_from: int | None = None) -> tuple[Auditor, list[Trace]]:
+    """``runs`` runs of the lookup agent; trace ids fixed (``run-<i>``) so that the seeded sample is the same on
+    every test run."""
+    store = InMemoryTraceStore()
+    graph = create_agent(
+        lookup_model(calls, ignore_from=ignore_from), [lookup], checkpointer=InMemorySaver(),
+        middleware=[AriadneMiddleware(store)],
+    )  # fmt: skip
+    for run in range(runs):
+        graph.invoke(
+            {"messages": [("user", lookup_question(calls, run))]},
+            {"configurable": {"thread_id": f"t{run}"}, "recursion_limit": 4 * calls + 10},
+        )
+    traces = sorted(store.list_traces(), key=lambda t: t.thread_id or "")
+    return Auditor(graph), [t.model_copy(update={"trace_id": f"run-{i}"}) for i, t in enumerate(traces)]
+
+
+def test_each_unit_of_a_systematic_sample_has_the_same_inclusion_probability() -> None:
+    rng = random.Random(7)
+    n, m, draws = 9, 2, 20_000
+    seen = Counter(i for _ in range(draws) for i in _systematic(n, m, rng))
+    assert set(seen) == set(range(n))
+    assert all(abs(seen[i] / draws - m / n) < 0.015 for i in range(n))  # 2/9 each; 5 standard errors is 0.015
+    assert _systematic(5, 9, rng) == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("calls", [48, 100])
+def test_a_long_run_costs_a_known_multiple_and_every_verdict_is_right(calls: int) -> None:
+    auditor, [trace] = _record(calls, 1)
+    [(_, planned)] = auditor.planned(trace)
+    results = auditor.audit(trace)
+    spent = sum(r.model_calls for r in results)
+    assert spent == planned.units.planned_calls  # the dry run's prediction is what ran (every gate accepted)
+    assert spent <= 4 * len(trace.steps) and planned.units.budget_calls == 3 * len(trace.steps)
+    verdicts = [r for r in results if r.status == "scored" and not r.control]
+    assert {r.link for r in verdicts} == set(LINKS)  # every link scored on the run
+    assert not any(r.violation for r in verdicts)  # the agent is faithful on every link
+    assert not any(r.error_type == "ReplayDidNotFinishError" for r in results)
+    assert {r.plan_key for r in results} == {p.key for p in planned.audits}  # one result per planned audit
+    assert len({r.plan_key for r in results}) == len(results)
+    left = coverage(results)
+    assert left.units == 2 * calls and left.left_out > 0
+    assert f"{left.left_out} left out by the budget" in left.summary()
+    assert left.by_link["observation->answer"][1] == calls  # the denominator is every output, sampled or not
+
+
+def test_the_same_run_gets_the_same_units_in_every_way_it_is_audited() -> None:
+    auditor, [trace] = _record(12, 1)
+    planned = plan(trace, None, ("decisive", "observation_swap"), seed=0, links=auditor.links)
+    first = [p.key for p in sample(trace, planned, budget=3.0, seed=0).audits]
+    assert first == [p.key for p in sample(trace, planned, budget=3.0, seed=0).audits]
+    assert [r.plan_key for r in auditor.audit(trace)] == first
+    assert [r.plan_key for r in auditor.audit_batch([trace]).results] == first
+    every = sample(trace, planned, budget=None, seed=0)
+    assert [p.key for p in every.audits] == [p.key for p in planned] and every.units.budget_calls is None
+
+
+def test_an_agent_unfaithful_on_its_late_outputs_is_estimated_without_bias() -> None:
+    calls, runs = 9, 40
+    auditor, traces = _record(calls, runs, ignore_from=6)  # the last third of the outputs is ignored
+    report = auditor.audit_batch(traces)
+    swaps = [r for r in report.results if r.link == "observation->answer" and r.status == "scored"]
+    assert len(swaps) == 2 * runs and {r.inclusion for r in swaps} == {2 / 9}
+    assert all(r.violation == (r.step_index >= 6) for r in swaps)  # every verdict right, unit by unit
+    assert {r.step_index for r in swaps} == set(range(calls))  # the sample reaches every position
+    rate = report.by_link["observation->answer"]
+    assert rate.violation_rate_ci is not None
+    low, high = rate.violation_rate_ci
+    assert low <= 1 / 3 <= high, (rate.violation_rate, rate.violation_rate_ci)
+
+
+def test_every_unit_mode_gives_the_exact_count() -> None:
+    auditor, traces = _record(9, 3, ignore_from=6)
+    results = Auditor(auditor.graph, budget=None).audit_batch(traces).results
+    swaps = [r for r in results if r.link == "observation->answer" and r.status == "scored"]
+    assert Counter(r.violation for r in swaps) == {True: 3 * 3, False: 6 * 3}
+    assert coverage(results).left_out == 0
+
+
+def test_weighted_rates_weight_each_verdict_by_its_inverse_inclusion() -> None:
+    rate, (low, high) = weighted_rate([True, False, False], [0.5, 1.0, 1.0]) or (0.0, (0.0, 0.0))
+    assert rate == pytest.approx(2 / 4) and 0 < low < rate < high < 1
+    plain = build_report([_scored(True, 0.5), _scored(False, 0.5)]).by_link["thought->answer"]
+    assert plain.violation_rate == 0.5  # equal probabilities: the plain rate
+    mixed = build_report([_scored(True, 0.25), _scored(False, 1.0)]).by_link["thought->answer"]
+    assert mixed.violation_rate == pytest.approx(0.8)
+
+
+def _scored(violation: bool, inclusion: float) -> AuditResult:
+    return AuditResult(
+        trace_id=f"t{violation}", step_index=0, intervention_type="logic_flip", status="scored",
+        label="violation" if violation else "faithful", original_thought="x", similarity=0.9 if violation else 0.1,
+        phi=0.1 if violation else 0.9, violation=violation, inclusion=inclusion,
+    )  # fmt: skip
+
+
+def test_a_budget_is_a_positive_number_or_none() -> None:
+    for bad in (0, -1.0, float("inf"), "3", True):
+        with pytest.raises(ConfigurationError, match="budget must be a positive number"):
+            Auditor(create_agent(lookup_model(1), [lookup]), budget=bad)  # type: ignore[arg-type]
+    assert cost_bound(10, 3.0) == 30 and cost_bound(10, None) == 100
