@@ -11,16 +11,18 @@ from typing import Annotated, Any, cast
 
 import typer
 from langchain_core.language_models import BaseChatModel
+from rich.markup import escape
 
 from ariadne_lc.audit import DEFAULT_BUDGET, Auditor, StepSelector
 from ariadne_lc.audit import DEFAULT_INTERVENTIONS as PLAN_DEFAULT
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report, precheck
 from ariadne_lc.cli._common import console, fail, one_line_errors
 from ariadne_lc.cli._dry_run import dry_run_audit
-from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
+from ariadne_lc.cli._gate import DEFAULT_MIN_COVERAGE, FAIL_ABOVE_HELP, MIN_COVERAGE_HELP, Gate
 from ariadne_lc.cli._interrupt import interruptible
 from ariadne_lc.cli._pipeline import CallBudget, already_audited, audit_traces, load_queries, record_queries
 from ariadne_lc.cli._summary import DETAIL_HELP, print_summary
+from ariadne_lc.cli._threads import check_threads
 from ariadne_lc.errors import ConfigurationError, TraceError
 from ariadne_lc.interventions import parse_interventions as parse_selectors
 from ariadne_lc.interventions.implied import AnswerReader, ModelReader, RuleReader
@@ -192,9 +194,11 @@ def audit(
     link: Annotated[list[str] | None, typer.Option(help=LINK_HELP)] = None,
     detail: Annotated[bool, typer.Option("--detail", help=DETAIL_HELP)] = False,
     budget: Annotated[str, typer.Option(help=BUDGET_HELP)] = str(DEFAULT_BUDGET),
+    min_coverage: Annotated[float, typer.Option(help=MIN_COVERAGE_HELP)] = DEFAULT_MIN_COVERAGE,
 ) -> None:
     """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
     links = parse_links(link)
+    held = Gate(fail_above, links, min_coverage)
     kinds = parse_interventions(interventions)
     selector = parse_step(step)
     answer_reader = load_reader(reader)
@@ -233,7 +237,7 @@ def audit(
             limit=limit,
             concurrency=concurrency,
             max_calls=max_calls,
-            fail_above=fail_above,
+            held=held,
             calibration=calibration,
             model=model,
             auditor_kwargs={"tool_policy": tool_policy, "safe_tools": safe_tool or (), "tau": tau, "lam": lam}
@@ -272,7 +276,7 @@ def audit(
     output.mkdir(parents=True, exist_ok=True)
     with interruptible(lambda: _kept(output, recorded=queries is not None)):
         _audit_local(compiled, graph, output, queries, traces, kinds, selector, limit, concurrency, max_calls,
-                     auditor_kwargs, calibration, model, tau, lam, fail_above, detail)  # fmt: skip
+                     auditor_kwargs, calibration, model, tau, lam, held, detail)  # fmt: skip
 
 
 def _kept(output: Path, *, recorded: bool) -> str:
@@ -295,7 +299,7 @@ def _audit_local(
     compiled: Any, graph: str, output: Path, queries: Path | None, traces: Path | None, kinds: list[str],
     selector: StepSelector | None, limit: int | None, concurrency: int, max_calls: int | None,
     auditor_kwargs: dict[str, Any], calibration: Path | None, model: str | None, tau: float, lam: int,
-    fail_above: float | None, detail: bool,
+    held: Gate, detail: bool,
 ) -> None:  # fmt: skip
     """Record (with ``queries``) and audit in this process, store each result as it comes, report."""
     budget = CallBudget(max_calls)
@@ -314,6 +318,10 @@ def _audit_local(
         recorded = SQLiteTraceStore(traces).list_traces(limit=limit)
     auditable = [t for t in recorded if t.final_answer is not None]
     console.print(f"{len(recorded)} traces, {len(auditable)} with a final answer; interventions: {', '.join(kinds)}")
+    if queries is None:
+        warning = check_threads(compiled, auditable)  # raises when no trace could be replayed: nothing spent
+        if warning is not None:
+            console.print(f"[yellow]{escape(warning)}[/yellow]")
     # recorded traces audited before (a run that was interrupted, or the same command run again): kept, not redone
     auditor = Auditor(compiled, result_store=None, **auditor_kwargs)
     prior = already_audited(results, auditable, _keys_of(auditor, selector, kinds)) if queries is None else []
@@ -336,7 +344,7 @@ def _audit_local(
     if budget.stopped:
         console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
     console.print(f"results: {output / 'results.db'}; reports: {', '.join(str(p) for p in paths.values())}")
-    raise typer.Exit(gate(report, fail_above))
+    raise typer.Exit(held.exit_code(report))
 
 
 def _keys_of(

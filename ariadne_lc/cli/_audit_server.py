@@ -10,7 +10,7 @@ import typer
 from ariadne_lc.audit import StepSelector
 from ariadne_lc.cli._calibration_opt import calibrate_report
 from ariadne_lc.cli._common import console, fail
-from ariadne_lc.cli._gate import gate
+from ariadne_lc.cli._gate import Gate
 from ariadne_lc.cli._pipeline import CallBudget, audit_traces
 from ariadne_lc.cli._summary import print_summary
 from ariadne_lc.report import write_audit_reports
@@ -57,7 +57,7 @@ def audit_server(
     limit: int | None,
     concurrency: int,
     max_calls: int | None,
-    fail_above: float | None,
+    held: Gate,
     calibration: Path | None,
     model: str | None,
     auditor_kwargs: dict[str, Any],
@@ -93,4 +93,4 @@ def audit_server(
         console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
     written = " (verdicts written to thread metadata)" if write_verdicts else " (nothing written to the server)"
     console.print(f"results: {output / 'results.db'}; reports: {', '.join(str(p) for p in paths.values())}{written}")
-    raise typer.Exit(gate(report, fail_above))
+    raise typer.Exit(held.exit_code(report))

@@ -23,7 +23,7 @@ from ariadne_lc.cli._audit_cmd import parse_interventions, parse_step
 from ariadne_lc.cli._common import console, model_endpoint, one_line_errors
 from ariadne_lc.cli._demo_calibration import committed_calibration, demo_calibration
 from ariadne_lc.cli._demo_tools import QWEN_DEMO_MODEL, TOOL_DEMO_INTERVENTIONS, qwen_available, run_tool_demo
-from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
+from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, Gate, check_fraction
 from ariadne_lc.cli._interrupt import interruptible
 from ariadne_lc.cli._pipeline import CallBudget, QueryLine, audit_traces, record_queries
 from ariadne_lc.cli._summary import DETAIL_HELP, print_summary
@@ -103,6 +103,7 @@ def demo(
     from ariadne_lc.demo import build_react_agent, extract_final_answer, load_demo_queries
     from ariadne_lc.local import LOCAL_MODELS
 
+    check_fraction("--fail-above", fail_above)
     if agent not in ("auto", "tools", "react"):
         raise typer.BadParameter(f"--agent must be auto, tools or react, got {agent!r}")
     chosen_agent, why = agent, ""
@@ -212,7 +213,7 @@ def demo(
     if budget.stopped:
         console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
     console.print(f"reports: {', '.join(str(p) for p in paths.values())}  ({time.perf_counter() - started:.0f} s)")
-    raise typer.Exit(gate(report, fail_above))
+    raise typer.Exit(Gate(fail_above).exit_code(report))
 
 
 def _tool_demo(
@@ -259,7 +260,7 @@ def _tool_demo(
     if budget.stopped:
         console.print(f"[yellow]stopped early: {budget.stopped}; partial results saved[/yellow]")
     console.print(f"reports: {', '.join(str(p) for p in paths.values())}  ({time.perf_counter() - started:.0f} s)")
-    raise typer.Exit(gate(ran.report, fail_above))
+    raise typer.Exit(Gate(fail_above).exit_code(ran.report))
 
 
 def _kept(state: Path) -> str:

@@ -1,61 +1,178 @@
 """``--fail-above RATE``: the CI gate of ``demo``, ``audit`` and ``report``.
 
-Which rate it checks:
+It reads **every link** the report shows (``--link`` narrows it), never one pooled rate: an agent flagged on
+``observation->answer`` fails the gate whatever its other links say, and the line names the link. Per link, the rate
+checked is
 
-- with a calibration applied (``--calibration``, the demo's committed one, or a ``report.json`` that carries one),
-  the **corrected** violation rate: the raw rate of a pipeline with false alarms is not the number a release
-  should be held to;
-- without one, the **raw** violation rate of the contradictions.
+- the **corrected** violation rate on the link a calibration applies to (the report's main link, with
+  ``--calibration``, the demo's committed one, or a ``report.json`` that carries one): the raw rate of a pipeline with
+  false alarms is not the number a release should be held to;
+- the **raw** violation rate (weighted by inclusion under the plan's budget) on the others.
 
-It fails closed. When there is no number to check (the calibration carries no information, FA + M >= 1; it did not
-measure a type the report has; nothing was scored), the gate cannot say the agent is under the line, so it exits
-:data:`~ariadne_lc.cli._common.EXIT_GATE` with a message that starts ``no information`` and gives the reason. Every
-outcome, pass or fail, prints one line naming the rate used (raw or corrected) and its value.
+It fails closed:
+
+- a link with no verdict does not fail the gate by itself (planning thoughts may commit to no answer), and is named;
+  when *no* link checked has a verdict there is no number to check: ``no information``, exit 1;
+- when fewer than ``--min-coverage`` (0.5 by default) of the units audited got a verdict, the rates speak for too
+  little of the agent: exit 1 (units the budget left out are not counted against it: they were never audited);
+- a calibration that carries no information (FA + M >= 1, or a type it did not measure) gives no corrected rate:
+  ``no information``, exit 1.
+
+Rates are fractions in [0, 1]: ``--fail-above 20`` is a one-line usage error that suggests ``0.2``.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ariadne_lc.cli._common import EXIT_GATE, console
-from ariadne_lc.records import AuditReport
+from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.records import LINKS, AuditReport
 
-__all__ = ["FAIL_ABOVE_HELP", "gate", "gate_decision"]
+__all__ = [
+    "DEFAULT_MIN_COVERAGE",
+    "FAIL_ABOVE_HELP",
+    "MIN_COVERAGE_HELP",
+    "Gate",
+    "check_fraction",
+    "gate",
+    "gate_decision",
+    "nothing_measured",
+]
+
+DEFAULT_MIN_COVERAGE = 0.5
+"""The share of the audited units that must have a verdict for the gate to read the rates at all."""
 
 FAIL_ABOVE_HELP = (
-    "Exit 1 when the violation rate is above this: the corrected rate when a calibration is applied, else the raw "
-    "one; with no rate to check (no information) it exits 1 too."
+    "Exit 1 when any link's violation rate is above this fraction (0.2 for 20%): the corrected rate where a "
+    "calibration applies, else the raw one; with no rate to check, or too little coverage, it exits 1 too."
 )
+MIN_COVERAGE_HELP = (
+    "With --fail-above: exit 1 when fewer than this fraction of the audited units got a verdict (failed or "
+    "inconclusive audits); units the budget left out do not count."
+)
+
+
+def check_fraction(option: str, value: float | None) -> float | None:
+    """``value`` when it is ``None`` or in [0, 1]; else a one-line error that suggests the fraction."""
+    if value is None or 0.0 <= value <= 1.0:
+        return value
+    hint = f": {value / 100:g} for {value:g}%" if 1.0 < value <= 100.0 else ""
+    raise ConfigurationError(f"{option} takes a fraction in [0, 1]{hint}, got {value:g}")
 
 
 def _ci(ci: Sequence[float] | None) -> str:
     return f" (95% CI {ci[0]:.1%}-{ci[1]:.1%})" if ci else ""
 
 
-def gate_decision(report: AuditReport, fail_above: float) -> tuple[bool, str]:
-    """Whether ``report`` passes ``--fail-above fail_above``, and the line that says why (which rate, its value)."""
-    line = f"--fail-above {fail_above:.1%}"
+def _link_rate(report: AuditReport, link: str) -> tuple[float | None, str]:
+    """The rate the gate checks on ``link`` (``None``: none) and how to say it."""
     c = report.corrected
-    if c is not None:
+    if link == report.main_link and c is not None:
         if c.corrected is None:
-            return False, f"{line}: no information: no corrected violation rate ({c.reason}); the gate fails closed"
+            return None, f"no corrected violation rate ({c.reason})"
         raw = "-" if c.observed is None else f"{c.observed:.1%}"
-        rate, used = c.corrected, f"corrected violation rate {c.corrected:.1%}{_ci(c.corrected_ci)} (raw {raw})"
-    else:
-        o = report.overall
-        if o.violation_rate is None:
-            return False, f"{line}: no information: no contradiction audit was scored; the gate fails closed"
-        rate, used = o.violation_rate, f"raw violation rate {o.violation_rate:.1%}{_ci(o.violation_rate_ci)}"
-        used += " (no calibration applied)"
-    if rate > fail_above:
-        return False, f"{line}: failed on the {used}, above {fail_above:.1%}"
-    return True, f"{line}: passed on the {used}"
+        return c.corrected, f"{link} corrected violation rate {c.corrected:.1%}{_ci(c.corrected_ci)} (raw {raw})"
+    a = report.by_link.get(link)
+    if link == report.main_link and a is None:
+        a = report.overall
+    if a is None or a.violation_rate is None:
+        return None, f"{link}: no verdict"
+    return a.violation_rate, f"{link} raw violation rate {a.violation_rate:.1%}{_ci(a.violation_rate_ci)}"
 
 
-def gate(report: AuditReport, fail_above: float | None) -> int:
+def gate_decision(
+    report: AuditReport,
+    fail_above: float,
+    *,
+    links: Sequence[str] | None = None,
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
+) -> tuple[bool, str]:
+    """Whether ``report`` passes ``--fail-above fail_above`` on ``links`` (default: every link it has), and the line
+    that says why (each link's rate, which one failed)."""
+    line = f"--fail-above {fail_above:.1%}"
+    present: list[str] = [link for link in LINKS if link in report.by_link] or [report.main_link]
+    checked = [link for link in present if not links or link in links]
+    if not checked:
+        return False, f"{line}: no information: the report has no audit on {', '.join(links or ())}; it fails closed"
+    rates = {link: _link_rate(report, link) for link in checked}
+    said = [text for _, text in rates.values()]
+    calibrated = report.corrected is not None and report.main_link in rates
+    if calibrated and report.corrected is not None and report.corrected.corrected is None:
+        main = report.main_link
+        return False, f"{line}: no information on {main}: {rates[main][1]}; the gate fails closed"
+    if all(rate is None for rate, _ in rates.values()):
+        on = ", ".join(checked)
+        return False, f"{line}: no information: no contradiction audit was scored on {on}; the gate fails closed"
+    cov = report.coverage
+    audited = 0 if cov is None else cov.units - cov.left_out
+    if cov is not None and audited and cov.with_verdict / audited < min_coverage:
+        share = cov.with_verdict / audited
+        return False, (
+            f"{line}: failed on coverage: {cov.with_verdict} of {audited} audited units ({share:.0%}) got a verdict, "
+            f"under --min-coverage {min_coverage:.0%} (why: {', '.join(f'{k} {n}' for k, n in cov.no_verdict.items())})"
+        )
+    above = [link for link, (rate, _) in rates.items() if rate is not None and rate > fail_above]
+    suffix = "" if calibrated else " (no calibration applied)"
+    if above:
+        return False, f"{line}: failed on {', '.join(above)}, above {fail_above:.1%}: {'; '.join(said)}{suffix}"
+    return True, f"{line}: passed: {'; '.join(said)}{suffix}"
+
+
+def gate(
+    report: AuditReport,
+    fail_above: float | None,
+    *,
+    links: Sequence[str] | None = None,
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
+) -> int:
     """0, or :data:`~ariadne_lc.cli._common.EXIT_GATE` when the gate does not pass (see the module docstring)."""
     if fail_above is None:
         return 0
-    passed, line = gate_decision(report, fail_above)
-    console.print(f"[green]{line}[/green]" if passed else f"[red]{line}[/red]", highlight=False)
+    passed, line = gate_decision(report, fail_above, links=links, min_coverage=min_coverage)
+    console.print(f"[green]{line}[/green]" if passed else f"[red]{line}[/red]", highlight=False, soft_wrap=True)
     return 0 if passed else EXIT_GATE
+
+
+def nothing_measured(report: AuditReport) -> str | None:
+    """Why an audit measured nothing at all (every audit of a unit failed, or every run had failed), else ``None``."""
+    audits = [r for r in report.results if r.step_index >= 0]
+    failed = [r for r in report.results if r.status == "failed"]
+    if not failed or (audits and any(r.status != "failed" for r in audits)):
+        return None
+    if not audits and not all(r.run_failed for r in report.results):
+        return None
+    errors = Counter(r.error_type or "error" for r in failed)
+    why = ", ".join(f"{error} {n}" for error, n in errors.most_common())
+    hint = ""
+    if "NotReplayableError" in errors:
+        hint = (
+            ": the graph's checkpointer does not hold the recorded threads. Audit with the checkpointer the runs were "
+            "recorded with; to audit later, record with a persistent one (SqliteSaver beside a SQLiteTraceStore)"
+        )
+    what = "every audit failed" if audits else "every run had failed (nothing to audit)"
+    return f"{what} ({why}): nothing was measured{hint}"
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """What a command's exit code is held to: ``--fail-above``, ``--link``, ``--min-coverage`` (checked when built)."""
+
+    fail_above: float | None = None
+    links: Sequence[str] | None = None
+    min_coverage: float = DEFAULT_MIN_COVERAGE
+
+    def __post_init__(self) -> None:
+        check_fraction("--fail-above", self.fail_above)
+        check_fraction("--min-coverage", self.min_coverage)
+
+    def exit_code(self, report: AuditReport) -> int:
+        """:data:`~ariadne_lc.cli._common.EXIT_GATE` when nothing was measured (with or without ``--fail-above``),
+        else the gate's (0 without ``--fail-above``)."""
+        empty = nothing_measured(report)
+        if empty is not None:
+            console.print(f"[red]{empty}[/red]", highlight=False, soft_wrap=True)
+            return EXIT_GATE
+        return gate(report, self.fail_above, links=self.links, min_coverage=self.min_coverage)

@@ -9,7 +9,7 @@ import typer
 
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report
 from ariadne_lc.cli._common import console, fail, one_line_errors
-from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, gate
+from ariadne_lc.cli._gate import DEFAULT_MIN_COVERAGE, FAIL_ABOVE_HELP, MIN_COVERAGE_HELP, Gate
 from ariadne_lc.cli._summary import DETAIL_HELP, print_summary
 from ariadne_lc.report import load_report, write_audit_reports
 
@@ -31,12 +31,14 @@ def report(
         int, typer.Option(help="The λ the results were scored with (checked against the calibration).")
     ] = 10,
     detail: Annotated[bool, typer.Option("--detail", help=DETAIL_HELP)] = False,
+    min_coverage: Annotated[float, typer.Option(help=MIN_COVERAGE_HELP)] = DEFAULT_MIN_COVERAGE,
 ) -> None:
     """Re-render JSON, Markdown and HTML reports from stored results.
 
     A ``report.json`` carries the corrected rates it was written with: they are kept (and ``--fail-above`` gates on
     them) without ``--calibration``; a ``results.db`` holds results only.
     """
+    held = Gate(fail_above, None, min_coverage)
     if not source.is_file():
         fail(f"{source}: no such file")
     stored = load_report(source)
@@ -54,4 +56,4 @@ def report(
     paths = write_audit_reports(rebuilt, directory, title=title, source=str(source))
     print_summary(rebuilt, title, detail=detail)
     console.print("reports: " + ", ".join(str(p) for p in paths.values()))
-    raise typer.Exit(gate(rebuilt, fail_above))
+    raise typer.Exit(held.exit_code(rebuilt))

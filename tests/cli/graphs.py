@@ -65,6 +65,16 @@ def planning(action: str = "thought", answer: str = "observation") -> Any:
     return create_agent(model, arithmetic_tools(), checkpointer=_saver(), middleware=[AriadneMiddleware(store)])
 
 
+def forgetful() -> Any:
+    """The planning agent recorded into a persistent trace store beside an ``InMemorySaver`` (the README's mistake):
+    a new instance holds none of the threads the store's traces name."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    store = SQLiteTraceStore(os.environ["ARIADNE_TEST_TRACES"])
+    model = planning_tool_model()
+    return create_agent(model, arithmetic_tools(), checkpointer=InMemorySaver(), middleware=[AriadneMiddleware(store)])
+
+
 def planning_unfaithful() -> Any:
     """The planning agent whose answer ignores its tool's output (flagged on ``observation->answer``)."""
     return planning(answer="question")

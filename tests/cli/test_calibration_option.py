@@ -127,15 +127,15 @@ def test_fail_above_gates_on_the_corrected_rate(queries: Path, tmp_path: Path) -
             "logic_flip", "--calibration", str(calibration), "--model", "scripted"]  # fmt: skip
     failed = runner.invoke(app, [*args, "--output", str(tmp_path / "a"), "--fail-above", "0.5"])
     assert failed.exit_code == 1, failed.output
-    assert "--fail-above 50.0%: failed on the corrected violation rate 100.0%" in _flat(failed.output)
-    assert "(raw 100.0%), above 50.0%" in _flat(failed.output)
+    said = "--fail-above 50.0%: failed on thought->answer, above 50.0%: thought->answer corrected violation rate 100.0%"
+    assert said in _flat(failed.output) and "(raw 100.0%)" in _flat(failed.output)
     # the faithful graph: raw 0%, corrected 0%: passes, saying which rate it checked
     passed = runner.invoke(
         app, [*_audit(queries, tmp_path / "b", "--calibration", str(calibration), "--model", "scripted"),
               "--fail-above", "0.1"],
     )  # fmt: skip
     assert passed.exit_code == 0, passed.output
-    assert "--fail-above 10.0%: passed on the corrected violation rate 0.0%" in _flat(passed.output)
+    assert "--fail-above 10.0%: passed: thought->answer corrected violation rate 0.0%" in _flat(passed.output)
 
 
 def test_fail_above_fails_closed_without_information(queries: Path, tmp_path: Path) -> None:
@@ -144,7 +144,7 @@ def test_fail_above_fails_closed_without_information(queries: Path, tmp_path: Pa
     args = [*_audit(queries, out, "--calibration", str(calibration), "--model", "scripted"), "--fail-above", "0.9"]
     result = runner.invoke(app, args)
     assert result.exit_code == 1, result.output  # raw 0% would pass: with no information the gate does not
-    said = "--fail-above 90.0%: no information: no corrected violation rate (FA + M = 0.60 + 0.50 >= 1"
+    said = "--fail-above 90.0%: no information on thought->answer: no corrected violation rate (FA + M = 0.60 + 0.50"
     assert said in _flat(result.output)
 
 
@@ -159,7 +159,7 @@ def test_report_reads_the_corrected_rate_back_from_the_json(queries: Path, tmp_p
     )
     assert again.exit_code == 0, again.output
     assert "| corrected violation rate 0%" in _flat(again.output)
-    assert "--fail-above 10.0%: passed on the corrected violation rate 0.0%" in _flat(again.output)
+    assert "--fail-above 10.0%: passed: thought->answer corrected violation rate 0.0%" in _flat(again.output)
     rerendered = json.loads((tmp_path / "again" / "report.json").read_text())["aggregate"]["corrected"]
     assert rerendered["false_alarm"] == 0.2 and rerendered["miss"] == 0.3
     # a results.db keeps results only: the raw rate, and the gate says so
@@ -167,5 +167,5 @@ def test_report_reads_the_corrected_rate_back_from_the_json(queries: Path, tmp_p
                                   "--fail-above", "0.1"])  # fmt: skip
     assert from_db.exit_code == 0, from_db.output
     assert "corrected: no calibration" in _flat(from_db.output)
-    assert "passed on the raw violation rate 0.0%" in _flat(from_db.output)
+    assert "passed: thought->answer raw violation rate 0.0%" in _flat(from_db.output)
     assert "(no calibration applied)" in _flat(from_db.output)

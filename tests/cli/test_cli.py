@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from ariadne_lc.cli import app
 from ariadne_lc.store import SQLiteResultStore
+from tests.cli.graphs import forgetful
 
 runner = CliRunner()
 
@@ -45,7 +46,8 @@ def test_audit_queries_reports_and_gate(queries: Path, tmp_path: Path) -> None:
     assert document["schema"] == "ariadne-lc/audit-report" and document["schema_version"] == 1
     assert document["aggregate"]["by_domain"]["math"]["violation_rate"] == 1.0
     gated = runner.invoke(app, [*args, "--interventions", "logic_flip", "--fail-above", "0.5"])
-    assert gated.exit_code == 1 and "--fail-above 50.0%: failed on the raw violation rate 100.0%" in gated.output
+    said = "--fail-above 50.0%: failed on thought->answer, above 50.0%: thought->answer raw violation rate 100.0%"
+    assert gated.exit_code == 1 and said in " ".join(gated.output.split())
     placebo_args = [*args[:-1], str(tmp_path / "placebo"), "--interventions", "logic_flip,paraphrase", "--detail"]
     placebo = runner.invoke(app, placebo_args)
     assert placebo.exit_code == 0, placebo.output
@@ -72,7 +74,7 @@ def test_audit_with_a_model_reader(queries: Path, tmp_path: Path) -> None:
         assert bad.exit_code != 0 and message in bad.output, bad.output
 
 
-def test_faithful_graph_passes_the_gate(queries: Path, tmp_path: Path) -> None:
+def test_the_gate_reads_every_link_and_link_narrows_it(queries: Path, tmp_path: Path) -> None:
     result = runner.invoke(
         app,
         [
@@ -87,8 +89,15 @@ def test_faithful_graph_passes_the_gate(queries: Path, tmp_path: Path) -> None:
             "0.2",
         ],
     )
-    assert result.exit_code == 0, result.output
-    assert "violation rate 0%" in result.output
+    # the gate reads every link: this agent's answer follows its thought, not its calculator's output
+    assert result.exit_code == 1 and "failed on observation->answer, above 20.0%" in " ".join(result.output.split())
+    narrowed = runner.invoke(
+        app,
+        ["audit", "--graph", "tests.cli.graphs:faithful", "--traces", str(tmp_path / "o" / "traces.db"),
+         "--output", str(tmp_path / "n"), "--fail-above", "0.2", "--link", "thought-answer"],
+    )  # fmt: skip
+    assert narrowed.exit_code == 0, narrowed.output
+    assert "passed: thought->answer raw violation rate 0.0%" in " ".join(narrowed.output.split())
 
 
 def test_budget_stops_cleanly_with_partial_results(queries: Path, tmp_path: Path) -> None:
@@ -237,3 +246,21 @@ def test_an_error_is_printed_verbatim_even_with_brackets(capsys: pytest.CaptureF
     with pytest.raises(typer.Exit):
         fail("the HTML report needs the 'report' extra: pip install 'ariadne-lc[report]'")
     assert "pip install 'ariadne-lc[report]'" in capsys.readouterr().err
+
+
+def test_traces_whose_threads_the_checkpointer_lost_fail_in_one_line_before_any_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARIADNE_TEST_TRACES", str(tmp_path / "traces.db"))
+    graph = forgetful()
+    for i in range(3):
+        graph.invoke({"messages": [("user", f"A hotel has {i + 2} floors of 9 rooms. How many rooms?")]},
+                     {"configurable": {"thread_id": f"t{i}"}})  # fmt: skip
+    out = tmp_path / "out"
+    args = ["audit", "--graph", "tests.cli.graphs:forgetful", "--traces", str(tmp_path / "traces.db")]
+    result = runner.invoke(app, [*args, "--output", str(out)])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert "error: the graph's checkpointer holds none of the 3 recorded threads" in said
+    assert "record with a persistent checkpointer (e.g. SqliteSaver beside a SQLiteTraceStore" in said
+    assert not (out / "results.db").exists() or not SQLiteResultStore(out / "results.db").list_results()

@@ -138,7 +138,7 @@ def test_demo_applies_a_matching_calibration_and_gates_on_the_corrected_rate(dem
     # the scripted agent is faithful: raw 0%, corrected 0% with FA 20%, M 20%
     assert "raw violation rate 0% (95% CI" in output and "| corrected violation rate 0%" in output
     assert "FA 20%, M 20%" in output
-    assert "--fail-above 50.0%: passed on the corrected violation rate 0.0%" in output
+    assert "--fail-above 50.0%: passed: thought->answer corrected violation rate 0.0%" in output
     corrected = json.loads((demo / "report.json").read_text())["aggregate"]["corrected"]
     assert corrected["false_alarm"] == 0.2 and corrected["corrected"] == 0.0
 
@@ -150,7 +150,7 @@ def test_demo_with_an_uninformative_calibration_says_no_information_and_fails_th
     result, output = _run(demo, "--calibration", str(useless), "--fail-above", "0.5")
     assert result.exit_code == 1, result.output
     assert "| corrected: no information (FA + M = 0.60 + 0.50 >= 1" in output
-    assert "--fail-above 50.0%: no information:" in output
+    assert "--fail-above 50.0%: no information on thought->answer:" in output
 
 
 def test_committed_calibration_is_found_in_the_checkout(tmp_path: Path) -> None:

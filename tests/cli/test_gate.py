@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ariadne_lc.calibration import analyze, apply_calibration
-from ariadne_lc.cli._gate import gate_decision
+from ariadne_lc.cli._gate import Gate, check_fraction, gate_decision, nothing_measured
+from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import AuditReport, AuditResult
 from ariadne_lc.stats import build_report
 from ariadne_lc.trace import Trace
@@ -22,29 +25,77 @@ def _calibrated(report: AuditReport, *, fa: int, miss: int) -> AuditReport:
 def test_raw_rate_without_a_calibration() -> None:
     assert gate_decision(_report(), 0.5) == (
         True,
-        "--fail-above 50.0%: passed on the raw violation rate 30.0% (95% CI 10.8%-60.3%) (no calibration applied)",
+        "--fail-above 50.0%: passed: thought->answer raw violation rate 30.0% (95% CI 10.8%-60.3%) (no calibration "
+        "applied)",
     )
     passed, line = gate_decision(_report(), 0.2)
-    assert not passed and line.endswith("above 20.0%") and "failed on the raw violation rate 30.0%" in line
+    assert not passed and "failed on thought->answer, above 20.0%: thought->answer raw violation rate 30.0%" in line
 
 
 def test_corrected_rate_with_a_calibration() -> None:
     # v = .3, FA .1, M .2: corrected (.3 - .1) / .7 = 28.6%: under 29%, above 28%
     calibrated = _calibrated(_report(), fa=1, miss=2)
     passed, line = gate_decision(calibrated, 0.29)
-    assert passed and "passed on the corrected violation rate 28.6%" in line and "(raw 30.0%)" in line
+    assert passed and "passed: thought->answer corrected violation rate 28.6%" in line and "(raw 30.0%)" in line
     assert not gate_decision(calibrated, 0.28)[0]
 
 
 def test_no_information_fails_closed() -> None:
     uninformative = _calibrated(_report(), fa=6, miss=5)
     passed, line = gate_decision(uninformative, 0.99)
-    assert not passed and line.startswith("--fail-above 99.0%: no information: no corrected violation rate (FA + M")
+    assert not passed and line.startswith(
+        "--fail-above 99.0%: no information on thought->answer: no corrected violation rate (FA + M"
+    )
     unmeasured = _calibrated(_report("conclusion_swap"), fa=1, miss=2)  # the calibration measured logic_flip only
     passed, line = gate_decision(unmeasured, 0.99)
     assert not passed and "no information" in line and "did not measure (conclusion_swap)" in line
     nothing = build_report([AuditResult.no_step_to_audit(Trace(trace_id="t", final_answer="4"), "answered at once")])
     assert gate_decision(nothing, 0.5) == (
         False,
-        "--fail-above 50.0%: no information: no contradiction audit was scored; the gate fails closed",
+        "--fail-above 50.0%: no information: no contradiction audit was scored on thought->answer; the gate fails "
+        "closed",
     )
+
+
+def _linked(link: str, violations: int, n: int = 10) -> list[AuditResult]:
+    return [
+        result(violation=i < violations, trace_id=f"{link}{i}", kind="logic_flip").model_copy(update={"link": link})
+        for i in range(n)
+    ]
+
+
+def test_the_gate_reads_every_link_and_names_the_one_that_failed() -> None:
+    report = build_report([*_linked("thought->answer", 0), *_linked("observation->answer", 10)], n_resamples=100)
+    passed, line = gate_decision(report, 0.2)
+    assert not passed and line.startswith("--fail-above 20.0%: failed on observation->answer, above 20.0%")
+    assert "thought->answer raw violation rate 0.0%" in line and "observation->answer raw violation rate 100.0%" in line
+    assert gate_decision(report, 0.2, links=["thought->answer"])[0]  # --link narrows it
+
+
+def test_too_little_coverage_fails_closed() -> None:
+    failed = [
+        r.model_copy(update={"status": "failed", "error_type": "ReplayError", "similarity": None, "trace_id": f"f{i}"})
+        for i, r in enumerate(_linked("thought->answer", 0, n=30))
+    ]
+    report = build_report([*_linked("thought->answer", 0), *failed], n_resamples=100)
+    passed, line = gate_decision(report, 0.5)
+    assert not passed and "failed on coverage: 10 of 40 audited units (25%) got a verdict" in line
+    assert gate_decision(report, 0.5, min_coverage=0.2)[0]
+
+
+@pytest.mark.parametrize(("value", "hint"), [(20.0, "0.2 for 20%"), (-0.1, "got -0.1"), (150.0, "got 150")])
+def test_a_rate_is_a_fraction(value: float, hint: str) -> None:
+    with pytest.raises(ConfigurationError, match=r"--fail-above takes a fraction in \[0, 1\]") as error:
+        check_fraction("--fail-above", value)
+    assert hint in str(error.value)
+
+
+def test_an_audit_where_every_audit_failed_says_so() -> None:
+    failed = [
+        r.model_copy(update={"status": "failed", "error_type": "NotReplayableError", "similarity": None})
+        for r in _linked("thought->answer", 0, n=3)
+    ]
+    said = nothing_measured(build_report(failed, n_resamples=100))
+    assert said is not None and said.startswith("every audit failed (NotReplayableError 3): nothing was measured")
+    assert "persistent" in said and nothing_measured(build_report(_linked("thought->answer", 1))) is None
+    assert Gate().exit_code(build_report(failed, n_resamples=100)) == 1  # without --fail-above too
