@@ -24,6 +24,7 @@ from statistics import fmean
 
 from opentelemetry.trace import Span
 
+from ariadne_lc._cache import Lru
 from ariadne_lc._twin import Call, Flow
 from ariadne_lc.audit._action import ActionGates, action_verdict
 from ariadne_lc.audit._decisive import critic_call, decisive
@@ -83,8 +84,9 @@ class Runner:
     actions: ActionGates | None = None
     """The ``thought->action`` gates (one per tool set); ``None`` with the gate off."""
     tau: float = DEFAULT_TAU
-    derived: dict[tuple[str, int, str], DerivedAction] = field(default_factory=dict)
-    """Re-runs of a step's model by (trace id, step, thought), bounded (:data:`DERIVED_CACHE_SIZE`)."""
+    derived: Lru[tuple[str, int, str], DerivedAction] = field(default_factory=lambda: Lru(DERIVED_CACHE_SIZE))
+    """Re-runs of a step's model by (trace id, step, thought), bounded (:data:`DERIVED_CACHE_SIZE`) and shared by a
+    batch's threads."""
     recorded: RecordedValues = field(default_factory=RecordedValues)
     """What the agent's tools were seen to return and be called with: the first source of other values."""
 
@@ -318,10 +320,7 @@ class Runner:
         derived: DerivedAction = yield Call(
             lambda: replayer.derive_action(trace, k, thought), lambda: replayer.aderive_action(trace, k, thought)
         )
-        if len(self.derived) >= DERIVED_CACHE_SIZE:
-            self.derived.pop(next(iter(self.derived)), None)
-        self.derived[key] = derived
-        return derived
+        return self.derived.put(key, derived)
 
     def _replay(
         self, trace: Trace, planned: PlannedAudit, made: Made, derived: DerivedAction | None = None

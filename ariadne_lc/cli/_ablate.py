@@ -10,7 +10,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ariadne_lc.ablation import AblationRunner, CcsMetric, ItemResult, estimate_ablation, load_suite
-from ariadne_lc.cli._common import EXIT_GATE, console, fail, model_endpoint, one_line_errors
+from ariadne_lc.cli._common import (
+    EXIT_GATE,
+    at_least_one,
+    console,
+    fail,
+    model_endpoint,
+    one_line_errors,
+    output_directory,
+)
+from ariadne_lc.cli._gate import check_fraction
 from ariadne_lc.cli._interrupt import interruptible
 from ariadne_lc.report import JsonlWriter, ablation_document, ablation_markdown, write_json, write_text
 
@@ -39,6 +48,9 @@ def ablate(
     fail_above: Annotated[float | None, typer.Option(help="Exit 1 when RRR exceeds this rate (CI gate).")] = None,
 ) -> None:
     """Remove each reference step in turn and measure how much the answer depends on it (CCS, RRR)."""
+    output_directory(output)
+    at_least_one("--concurrency", concurrency)
+    check_fraction("--fail-above", fail_above)
     if metric not in ("accuracy_delta", "answer_delta", "token_delta"):
         fail(f"unknown --metric {metric!r}; use accuracy_delta, answer_delta or token_delta")
     items = load_suite(suite)

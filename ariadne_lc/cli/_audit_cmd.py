@@ -13,10 +13,10 @@ import typer
 from langchain_core.language_models import BaseChatModel
 from rich.markup import escape
 
-from ariadne_lc.audit import DEFAULT_BUDGET, Auditor, StepSelector
+from ariadne_lc.audit import DEFAULT_BUDGET, Auditor, InterventionOptions, StepSelector
 from ariadne_lc.audit import DEFAULT_INTERVENTIONS as PLAN_DEFAULT
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report, precheck
-from ariadne_lc.cli._common import console, fail, one_line_errors
+from ariadne_lc.cli._common import at_least_one, console, fail, one_line_errors, output_directory
 from ariadne_lc.cli._dry_run import dry_run_audit
 from ariadne_lc.cli._gate import DEFAULT_MIN_COVERAGE, FAIL_ABOVE_HELP, MIN_COVERAGE_HELP, Gate
 from ariadne_lc.cli._interrupt import interruptible
@@ -130,7 +130,7 @@ def parse_budget(value: str) -> float | None:
     if value.strip().lower() in ("every", "none", "all"):
         return None
     try:
-        return float(value)  # the auditor checks that it is positive
+        return InterventionOptions(budget=float(value)).budget  # checked here, before any run is recorded
     except ValueError:
         raise ConfigurationError(
             f"--budget must be a positive number (model calls per call of the run, e.g. 3) or 'every', got {value!r}"
@@ -199,6 +199,8 @@ def audit(
     """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
     links = parse_links(link)
     held = Gate(fail_above, links, min_coverage)
+    output_directory(output)
+    at_least_one("--concurrency", concurrency)
     kinds = parse_interventions(interventions)
     selector = parse_step(step)
     answer_reader = load_reader(reader)

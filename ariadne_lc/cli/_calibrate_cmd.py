@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ariadne_lc.cli._common import check_endpoint, console, one_line_errors
+from ariadne_lc.cli._common import check_endpoint, console, one_line_errors, output_directory
 from ariadne_lc.cli._interrupt import interruptible
 from ariadne_lc.errors import ConfigurationError
 
@@ -256,6 +256,7 @@ def calibrate(
     from ariadne_lc.cli._calibrate_out import reference_factory, write_outputs
     from ariadne_lc.demo import load_demo_queries
 
+    output_directory(output)
     if report_only:
         from ariadne_lc.calibration.storage import load_run
 

@@ -6,6 +6,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
+from pathlib import Path
 from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import httpx
@@ -60,6 +61,20 @@ def fail(message: str) -> NoReturn:
     """Print ``error: message`` on one line and exit with :data:`EXIT_ERROR`."""
     err_console.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_ERROR)
+
+
+def output_directory(path: Path) -> Path:
+    """``--output``: a directory (made when missing); an existing file is a one-line error, never a traceback."""
+    if path.exists() and not path.is_dir():
+        fail(f"--output {path} is a file: name a directory (results and reports are written into it)")
+    return path
+
+
+def at_least_one(option: str, value: int) -> int:
+    """``value`` when it is at least 1; else a one-line error naming the option."""
+    if value < 1:
+        fail(f"{option} must be at least 1, got {value}")
+    return value
 
 
 def one_line_errors(command: Callable[P, R]) -> Callable[P, R]:

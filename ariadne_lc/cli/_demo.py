@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from ariadne_lc.audit import Auditor
 from ariadne_lc.cli._audit_cmd import parse_interventions, parse_step
-from ariadne_lc.cli._common import console, model_endpoint, one_line_errors
+from ariadne_lc.cli._common import console, model_endpoint, one_line_errors, output_directory
 from ariadne_lc.cli._demo_calibration import committed_calibration, demo_calibration
 from ariadne_lc.cli._demo_tools import QWEN_DEMO_MODEL, TOOL_DEMO_INTERVENTIONS, qwen_available, run_tool_demo
 from ariadne_lc.cli._gate import FAIL_ABOVE_HELP, Gate, check_fraction
@@ -104,6 +105,7 @@ def demo(
     from ariadne_lc.local import LOCAL_MODELS
 
     check_fraction("--fail-above", fail_above)
+    output_directory(output)
     if agent not in ("auto", "tools", "react"):
         raise typer.BadParameter(f"--agent must be auto, tools or react, got {agent!r}")
     chosen_agent, why = agent, ""
@@ -121,7 +123,7 @@ def demo(
         kinds = parse_interventions(interventions or ",".join(TOOL_DEMO_INTERVENTIONS))
         return _tool_demo(n_per_domain, seed, output, kinds, parse_step(step or "all"), max_calls, tau, lam,
                           otlp_endpoint, fail_above, dry_run, detail)  # fmt: skip
-    console.print(f"agent: the SmolLM2 text ReAct agent{why}", highlight=False)
+    console.print(f"agent: the SmolLM2 text ReAct agent{escape(why)}", highlight=False)
     kinds = parse_interventions(interventions or DEMO_INTERVENTIONS)
     selector = parse_step(step or "auto")
     demo_queries = load_demo_queries(n_per_domain, seed)

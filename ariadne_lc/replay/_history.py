@@ -11,12 +11,11 @@ conversation went on) is read again.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ariadne_lc._cache import Lru
 from ariadne_lc._twin import Flow
 from ariadne_lc.replay import _ops
 
@@ -73,9 +72,7 @@ class Histories:
     """The index of each (graph, thread, namespace) read lately; thread-safe (a batch audits from several threads)."""
 
     def __init__(self, kept: int = KEPT) -> None:
-        self._kept = kept
-        self._lock = threading.Lock()
-        self._indices: OrderedDict[tuple[int, str, str], tuple[str | None, HistoryIndex]] = OrderedDict()
+        self._indices: Lru[tuple[int, str, str], tuple[str, HistoryIndex]] = Lru(kept)
 
     def index(self, graph: Any, thread: str, ns: str) -> Flow[HistoryIndex]:
         """The namespace's index, read again when the thread's newest checkpoint is not the one it was read at."""
@@ -86,17 +83,11 @@ class Histories:
             newest = yield _ops.checkpoint_tuple(saver, config)
             head = None if newest is None else newest.config["configurable"].get("checkpoint_id")
         key = (id(graph), thread, ns)
-        with self._lock:
-            found = self._indices.get(key)
-            if found is not None and head is not None and found[0] == head:
-                self._indices.move_to_end(key)
-                return found[1]
+        found = self._indices.get(key)
+        if found is not None and head is not None and found[0] == head:
+            return found[1]
         snapshots = yield _ops.history(graph, config)
         index = HistoryIndex.of(snapshots)
         if head is not None and index.entries and index.entries[0].checkpoint_id == head:
-            with self._lock:
-                self._indices[key] = (head, index)
-                self._indices.move_to_end(key)
-                while len(self._indices) > self._kept:
-                    self._indices.popitem(last=False)
+            self._indices.put(key, (head, index))
         return index

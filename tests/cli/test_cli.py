@@ -199,8 +199,20 @@ def test_traces_recorded_under_another_graph_fail_by_name_unless_allowed(queries
         ),
         (["--graph", "tests.cli.graphs:unfaithful", "--queries", "Q", "--step", "first"], "--step must be"),
         (["--graph", "tests.cli.graphs:unfaithful"], "exactly one of --traces"),
+        (["--graph", "tests.cli.graphs:unfaithful", "--queries", "Q", "--fail-above", "20"],
+         "--fail-above takes a fraction in [0, 1]: 0.2 for 20%, got 20"),
+        (["--graph", "tests.cli.graphs:unfaithful", "--queries", "Q", "--min-coverage", "2"],
+         "--min-coverage takes a fraction in [0, 1]: 0.02 for 2%, got 2"),
+        (["--graph", "tests.cli.graphs:unfaithful", "--queries", "Q", "--concurrency", "0"],
+         "--concurrency must be at least 1, got 0"),
+        (["--graph", "tests.cli.graphs:unfaithful", "--queries", "Q", "--output", "pyproject.toml"],
+         "--output pyproject.toml is a file: name a directory"),
+        (["--graph", "tests.cli.graphs:unfaithful", "--queries", "Q", "--budget", "lots"],
+         "--budget must be a positive number"),
+        (["--graph", "tests.cli.graphs:unfaithful", "--queries", "Q", "--budget", "0"],
+         "budget must be a positive number"),
     ],
-)
+)  # fmt: skip
 def test_bad_input_is_one_line(args: list[str], message: str, queries: Path) -> None:
     args = [str(queries) if a == "Q" else a for a in args]
     result = runner.invoke(app, ["audit", *args])
