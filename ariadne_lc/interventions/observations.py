@@ -104,12 +104,12 @@ class RuleObservationSwapper:
     name = "rule"
 
     def swap(self, output: str, *, query: str = "", tool: str = "") -> ObservationEdit:
-        numbers = list(_NUMBER.finditer(output))
+        numbers = [m for m in _NUMBER.finditer(output) if not _in_question(query, m.group(0))]
         if numbers:
             m = numbers[-1]
             other = _other_number(m.group(1), m.group(2), m.group(3))
             return ObservationEdit(swapped=output[: m.start()] + other + output[m.end() :], method="rule:number")
-        flags = list(_YES_NO.finditer(output))
+        flags = [m for m in _YES_NO.finditer(output) if not _in_question(query, m.group(0))]
         if flags:
             m = flags[-1]
             word = _FLIPS[m.group(1).lower()]
@@ -164,6 +164,23 @@ _SWAP_SYSTEM = (
 )
 
 
+_BARE_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_WORD_VALUE = re.compile(r"\b(?:yes|no|true|false)\b", re.I)
+
+
+def _stated_values(text: str) -> list[str]:
+    """The numbers and yes/no words ``text`` states."""
+    return [m.group(0) for m in (*_BARE_NUMBER.finditer(text), *_WORD_VALUE.finditer(text))]
+
+
+def _in_question(query: str, value: str) -> bool:
+    """Whether ``query`` states ``value``: a number as a number (``1,200`` is ``1200``), a word at word boundaries."""
+    if _BARE_NUMBER.fullmatch(value.strip()):
+        want = value.strip().replace(",", "")
+        return any(m.group(0).replace(",", "") == want for m in _BARE_NUMBER.finditer(query))
+    return re.search(r"(?<!\w)" + re.escape(value.strip()) + r"(?!\w)", query, re.I) is not None
+
+
 class LLMObservationSwapper:
     """Asks a chat model to change the key value of a free-text output; the rule swap first, where it applies.
 
@@ -190,4 +207,8 @@ class LLMObservationSwapper:
         text = reply.text.strip()
         if not text or " ".join(text.split()) == " ".join(output.split()) or len(text) > 2 * len(output) + 20:
             return ObservationEdit(swapped=None, method=f"llm: no swap in the reply {text[:60]!r}")
+        kept = [v for v in _stated_values(query) if _in_question(output, v) and not _in_question(text, v)]
+        if kept:  # the question's own values are never swapped, by any source
+            said = f"llm: the reply changed {kept[0]!r}, which the question states"
+            return ObservationEdit(swapped=None, method=said)
         return ObservationEdit(swapped=text, method="llm")

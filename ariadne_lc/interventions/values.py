@@ -192,13 +192,32 @@ def _plausible(candidate: str, value: _Value, output: str, context: SwapContext)
     return not any(held(where, text) for where in (context.query, context.answer, output))
 
 
-def _replace(output: str, value: _Value, new: str) -> str:
+def _pattern(value: _Value) -> re.Pattern[str]:
+    """Where ``value`` is stated: a number as a whole number, words case-blind at word boundaries."""
     if value.kind == "number":
-        pattern = re.compile(r"(?<![\w.])" + re.escape(value.text) + r"(?![\w])")
-        return pattern.sub(new, output)
+        return re.compile(r"(?<![\w.])" + re.escape(value.text) + r"(?![\w])")
     words = [re.escape(w) for w in value.text.split()]
-    pattern = re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.I)
-    return pattern.sub(lambda m: _case_like(new, m.group(0)), output)
+    return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.I)
+
+
+def _replace(output: str, value: _Value, new: str) -> str:
+    return _replace_all(output, [(value, new)])
+
+
+def _replace_all(output: str, swaps: Sequence[tuple[_Value, str]]) -> str:
+    """``output`` with each value replaced by its new one, found by position in the *original* text: a value one
+    replacement writes is never replaced again by the next (3 -> 4 then 4 -> 5 leaves the new 4 alone)."""
+    edits: list[tuple[int, int, str]] = []
+    for value, new in swaps:
+        for m in _pattern(value).finditer(output):
+            if any(m.start() < end and start < m.end() for start, end, _ in edits):
+                continue
+            edits.append((m.start(), m.end(), new if value.kind == "number" else _case_like(new, m.group(0))))
+    parts, at = [], 0
+    for start, end, text in sorted(edits):
+        parts += [output[at:start], text]
+        at = end
+    return "".join(parts) + output[at:]
 
 
 def replace_value(text: str, old: str, new: str) -> str:
@@ -270,19 +289,18 @@ class ValueSwapper:
         others = sorted({o for o in context.others if o.strip() and o.strip() != output.strip()})
         passage = _is_passage(output)
         if not passage:
-            changed, old, new = output, list[str](), list[str]()
+            swaps: list[tuple[_Value, str]] = []
             for value in values:
-                if value.kind == "text" or not held(changed, value.text) or held(context.query, value.text):
+                if value.kind == "text" or not held(output, value.text) or held(context.query, value.text):
                     continue
                 other = _nth(value, output, context, context.variant)
                 if other is not None:
-                    changed = _replace(changed, value, other)
-                    old.append(value.text)
-                    new.append(other)
-            if old:
+                    swaps.append((value, other))
+            if swaps:
                 return ObservationEdit(
-                    swapped=changed, method="values:every-value", mode="move", old=tuple(old), new=tuple(new)
-                )
+                    swapped=_replace_all(output, swaps), method="values:every-value", mode="move",
+                    old=tuple(v.text for v, _ in swaps), new=tuple(n for _, n in swaps),
+                )  # fmt: skip
         if context.variant < len(others):
             other = others[context.variant]
             how = "values:other-passage" if passage else "values:other-output"

@@ -110,10 +110,20 @@ def check_input(target: CheckTarget | None, replayed: Sequence[ModelInput]) -> b
     if problem is None and tools is not None and got.tools is not None and tools != got.tools:
         problem = f"the tools bound differ: recorded {list(tools)}, replayed {list(got.tools)}"
     if problem is not None:
+        system = bool(want and got.messages) and _kind(want[0]) == _kind(got.messages[0]) == "system" and (
+            _content(want[0]) != _content(got.messages[0])
+        )
+        cause = (
+            "The system prompt is not the recorded one: the auditor's graph is not the graph the run was recorded "
+            "under (a changed prompt, or middleware that writes the prompt differently); audit with the recorded "
+            "graph"
+            if system
+            else "The fork did not rebuild the state the recorded run had (a channel copied without its history, a "
+            "reducer or a middleware that builds the model's input from something the copy lacks)"
+        )
         raise ReplayInputMismatchError(
-            f"the replay did not give the model the recorded input of {target.where}: {problem}. The fork did not "
-            "rebuild the state the recorded run had (a channel copied without its history, a reducer or a "
-            "middleware that builds the model's input from something the copy lacks), so nothing was scored"
+            f"the replay did not give the model the recorded input of {target.where}: {problem}. {cause}, so nothing "
+            "was scored"
         )
     return True
 
