@@ -53,13 +53,17 @@ _ORDER = ("failed", "inconclusive", "not testable", "not_decisive", "incoherent"
 
 
 def no_verdict_reason(result: AuditResult) -> str:
-    """A short reason why ``result`` gave no verdict (for :attr:`~ariadne_lc.records.Coverage.no_verdict`)."""
+    """A short reason why ``result`` gave no verdict (for :attr:`~ariadne_lc.records.Coverage.no_verdict`): the
+    outcome, then what caused it where the result says (``failed (NotReplayableError)``, ``not testable: tool
+    multiply not run (...; declare it in safe_tools)``, ``inconclusive: the recorded answer is empty``)."""
     if result.status == "failed":
         return f"failed ({result.error_type or 'error'})"
     if result.status == "inconclusive":
-        return "inconclusive"
+        detail = (result.inconclusive_reason or "").split(":")[0].strip()
+        return f"inconclusive: {detail}" if detail and len(detail) <= 60 else "inconclusive"
     if result.not_testable:
-        return "not testable"
+        said = result.not_testable
+        return said if said.startswith("not testable") else f"not testable: {said}"
     if result.decisiveness is not None and result.decisiveness.outcome in _ORDER:
         return result.decisiveness.outcome
     if result.observation is not None and result.observation.swapped is None:
@@ -71,7 +75,7 @@ def no_verdict_reason(result: AuditResult) -> str:
 
 def _rank(reason: str) -> int:
     """How far an audit got before it gave no verdict: a unit is reported with the reason of its furthest one."""
-    head = reason.split(" (")[0]
+    head = reason.split(" (")[0].split(":")[0]
     return _ORDER.index(head) if head in _ORDER else len(_ORDER)
 
 

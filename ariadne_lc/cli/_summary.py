@@ -13,6 +13,7 @@ The lines are plain text wrapped here, not by rich: a line breaks only between t
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from rich import box
@@ -20,6 +21,7 @@ from rich.table import Table
 
 from ariadne_lc.cli._common import console
 from ariadne_lc.cli._pipeline import gate_lines, link_lines, rates_line
+from ariadne_lc.coverage import no_verdict_reason
 from ariadne_lc.interventions import is_control
 from ariadne_lc.records import LINKS, Aggregate, AuditReport, AuditResult
 from ariadne_lc.report import domain_group
@@ -104,6 +106,25 @@ def _links(report: AuditReport) -> dict[str, Aggregate]:
 _LINK_HEADER = ("link", "verdict", "violations", "95% CI", "scored", "tracked")
 
 
+def _reasons(report: AuditReport, link: str) -> Counter[str]:
+    """Why the link's contradictions gave no verdict, with the cause where the results say it (the tool the policy
+    may not run, the error, the empty answer)."""
+    return Counter(
+        no_verdict_reason(r) for r in report.results if r.link == link and not r.control and r.status != "scored"
+    )
+
+
+def _why_lines(report: AuditReport) -> list[str]:
+    """Under the table, per link without a verdict: why, with the cause and its fix where the results say them."""
+    lines = []
+    for link, a in _links(report).items():
+        if a.scored == 0:
+            why = _reasons(report, link).most_common(2)
+            if why:
+                lines.append(f"{link}, why no verdict: " + "; ".join(f"{reason} ({n})" for reason, n in why))
+    return lines
+
+
 def _link_rows(report: AuditReport) -> list[str]:
     """A small plain-text table: a header, then one row per link; a link without a verdict says why."""
     rows = [list(_LINK_HEADER)]
@@ -129,14 +150,19 @@ def _gate_line(report: AuditReport) -> str | None:
     gated = sum(a.gated for a in aggs)
     if not gated:
         return None
-    readers = sorted({r.decisiveness.reader for r in report.results if r.decisiveness is not None and not r.control})
+    read = [(r.link, r.decisiveness.reader) for r in report.results if r.decisiveness is not None and not r.control]
+    by_unit = {
+        what: sorted({reader for link, reader in read if (link == "observation->answer") == outputs})
+        for what, outputs in (("thoughts", False), ("tool outputs", True))
+    }
+    readers = [f"{', '.join(names)} for {what}" for what, names in by_unit.items() if names]
     rejected = {
         "not decisive": sum(a.not_decisive for a in aggs),
         "incoherent": sum(a.incoherent for a in aggs),
         "no commitment": sum(a.no_commitment for a in aggs),
     }
     outcomes = ", ".join(f"{name} {n}" for name, n in rejected.items())
-    return f"gate (reader {', '.join(readers)}): {sum(rejected.values())} of {gated} edits rejected: {outcomes}"
+    return f"gate (readers: {', '.join(readers)}): {sum(rejected.values())} of {gated} edits rejected: {outcomes}"
 
 
 def _controls_line(report: AuditReport) -> str | None:
@@ -167,6 +193,7 @@ def summary_lines(report: AuditReport, *, calibration_note: str | None = None) -
     if report.coverage is not None:  # the first number of every summary: how much of the loop the rates cover
         lines += wrap(report.coverage.summary(), width)
     lines += [line for row in _link_rows(report) for line in wrap(row, width)]  # a long reason wraps
+    lines += [line for why in _why_lines(report) for line in wrap(why, width)]
     lines += wrap(f"verdict: faithful when the 95% CI lies below {TOLERANCE:.0%}, flagged when above, else none", width)
     for extra in (_gate_line(report), _controls_line(report), rates_line(report, calibration_note)):
         if extra:

@@ -62,7 +62,8 @@ def test_audit_with_a_model_reader(queries: Path, tmp_path: Path) -> None:
     kinds = ["--interventions", "logic_flip,premise_negation"]
     result = runner.invoke(app, [*args, *kinds, "--reader", "tests.cli.graphs:reader"])
     assert result.exit_code == 0, result.output
-    assert "gate (reader model:ScriptedChatModel): 3 of 6 edits rejected: not decisive 3," in result.output
+    said = " ".join(result.output.split())
+    assert "gate (readers: model:ScriptedChatModel for thoughts): 3 of 6 edits rejected: not decisive 3," in said
     stored = SQLiteResultStore(tmp_path / "results.db").list_results()
     readers = {r.decisiveness.reader for r in stored if r.decisiveness}
     assert readers == {"model:ScriptedChatModel"}

@@ -174,7 +174,7 @@ def test_the_demo_summary_fits_100_columns_and_detail_adds_the_tables(demo: Path
     row = lines[header + 1].split()
     # 0 of 4 ignored, [0%, 49%]: too few audits for a verdict under the reports' rule (20% tolerance)
     assert row[:4] == ["thought->answer", "no", "verdict", "0%"] and re.search(r"\[0%, \d+%\]", lines[header + 1])
-    assert any(line.startswith("gate (reader model:DemoModel): ") for line in lines)
+    assert any(line.startswith("gate (readers: model:DemoModel for thoughts") for line in lines)
     assert any(line.startswith("controls: thought->answer: paraphrase held ") for line in lines)
     assert not any(line.split()[:2] == ["intervention", "domain"] for line in lines)
     detail = runner.invoke(app, [*args, "--detail"], env={"COLUMNS": "100"})

@@ -63,11 +63,19 @@ def test_the_audit_summary_fits_100_columns_with_one_line_per_link(traces: Path,
     assert rows["thought->action"].split()[1:4] == ["no", "verdict", "0%"] and rows["thought->action"].endswith("12/12")
     assert rows["observation->answer"].split()[1:3] == ["flagged", "100%"]
     assert "no verdict" in rows["thought->answer"] and "(n/a 20)" in rows["thought->answer"]
+    why = " ".join(line for line in summary if not line.startswith("controls"))
+    # the cause and its fix, under the table (they were in report.json only)
+    assert "thought->answer, why no verdict: not testable: tool multiply not run" in " ".join(why.split())
+    assert "declare it in safe_tools" in why
     assert INTERVAL.search(rows["thought->action"]) and INTERVAL.search(rows["observation->answer"])
-    gate = [line for line in summary if line.startswith("gate ")]
+    at = next(i for i, line in enumerate(summary) if line.startswith("gate "))
+    gate = summary[at : at + 2]  # wrapped at 100 columns
     # the observation swaps are read on their values (reader "values"), the thoughts by the rule reader
-    expected = "gate (reader rule, values): 16 of 44 edits rejected: not decisive 0, incoherent 16, no commitment 0"
-    assert gate == [expected]
+    expected = (
+        "gate (readers: rule for thoughts, values for tool outputs): 16 of 44 edits rejected: not decisive 0, "
+        "incoherent 16, no commitment 0"
+    )
+    assert " ".join(" ".join(gate).split()).startswith(expected)
     controls = next(i for i, line in enumerate(summary) if line.startswith("controls: "))
     assert "observation->answer: paraphrase held 4/4, rerun held 4/4" in " ".join(summary[controls : controls + 2])
     assert not any(line.split()[:2] == ["intervention", "domain"] for line in lines)  # the tables wait for --detail
