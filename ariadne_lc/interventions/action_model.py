@@ -2,7 +2,10 @@
 
 The model gets the tools (name, description, arguments), the question and the thought, and is asked which tool
 call the thought says comes next, with only the argument values the thought states. A reply with no JSON object,
-or with a tool that does not exist, is no action (``ImpliedAction.reason`` says why), never a guess.
+or with a tool that does not exist, is the reader failing, not the thought committing to nothing: the offline
+:class:`~ariadne_lc.interventions.actions.RuleActionReader` reads the thought instead, and the result says so
+(``reader="rule (fallback: model:<name> unreadable)"``). :func:`parse_action_reply` alone gives no action with the
+reason, never a guess.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ariadne_lc._twin import Call, Flow, run_async, run_sync
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.interventions.actions import ImpliedAction, ToolSpec, normalise_value
+from ariadne_lc.interventions.actions import ImpliedAction, RuleActionReader, ToolSpec, normalise_value
 
 __all__ = ["DEFAULT_ACTION_READER_MAX_TOKENS", "ModelActionReader", "parse_action_reply"]
 
@@ -101,4 +104,9 @@ class ModelActionReader:
         reply: BaseMessage = yield Call(
             lambda: self.model.invoke(messages, **kwargs), lambda: self.model.ainvoke(messages, **kwargs)
         )
-        return parse_action_reply(reply.text, tools, self.name)
+        read = parse_action_reply(reply.text, tools, self.name)
+        if read.committed or read.reason is None:
+            return read
+        # the reply was unreadable: that is the reader failing, not the thought committing to nothing
+        fallback = RuleActionReader().read_action(query, thought, tools)
+        return fallback.model_copy(update={"reader": f"rule (fallback: {self.name} unreadable)"})

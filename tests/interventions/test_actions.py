@@ -95,3 +95,18 @@ def test_the_model_reader_parses_a_json_call_and_refuses_anything_else() -> None
     assert parse_action_reply("I think multiply", ARITHMETIC, "m").key is None
     model = ScriptedChatModel(script=lambda messages: AIMessage(content='{"name": "add", "arguments": {"a": 1}}'))
     assert ModelActionReader(model).read_action("?", "so I add 1", ARITHMETIC).key == "add(1)"
+
+
+def test_a_model_reader_whose_reply_is_unreadable_falls_back_to_the_rule_reader_and_says_so() -> None:
+    from langchain_core.messages import AIMessage
+
+    from ariadne_lc.interventions.action_model import ModelActionReader
+    from ariadne_lc.testing import ScriptedChatModel
+
+    mumbling = ScriptedChatModel(script=lambda messages: AIMessage(content="I think it multiplies things."))
+    tools = [ToolSpec(name="add"), ToolSpec(name="multiply")]
+    read = ModelActionReader(mumbling).read_action("?", "12 floors of 9 rooms, so I should multiply 12 by 9.", tools)
+    assert read.committed and read.key == "multiply(12, 9)"  # the thought commits: the reader failed, not it
+    assert read.reader.startswith("rule (fallback: model:") and read.reader.endswith("unreadable)")
+    fluent = ScriptedChatModel(script=lambda m: AIMessage(content='{"name": "add", "arguments": {"a": 1, "b": 2}}'))
+    assert ModelActionReader(fluent).read_action("?", "I should add 1 and 2.", tools).reader.startswith("model:")
