@@ -24,9 +24,20 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry import _logs, trace
 from opentelemetry import context as otel_context
-from opentelemetry import trace
-from opentelemetry.trace import Link, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags, TracerProvider
+from opentelemetry._logs import LoggerProvider, SeverityNumber
+from opentelemetry.trace import (
+    Link,
+    NonRecordingSpan,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    TracerProvider,
+)
 
 from ariadne_lc import semconv as sc
 from ariadne_lc._version import __version__
@@ -94,8 +105,10 @@ class AuditSpans:
         *,
         capture_content: bool | None = None,
         redact: Redactor | None = None,
+        logger_provider: LoggerProvider | None = None,
     ) -> None:
         self._tracer = trace.get_tracer(_SCOPE, __version__, tracer_provider)
+        self._logger = _logs.get_logger(_SCOPE, __version__, logger_provider=logger_provider)
         self.capture_content = capture_from_env() if capture_content is None else capture_content
         self.redact = redact
 
@@ -180,8 +193,10 @@ class AuditSpans:
             return None
         return self.redact(text) if self.redact is not None else text
 
-    def finish(self, span: Span, result: AuditResult) -> None:
-        """Put the result on the audit span and add the ``gen_ai.evaluation.result`` event."""
+    def finish(self, span: Span, result: AuditResult, evaluated: SpanRef | None = None) -> None:
+        """Put the result on the audit span, add the ``gen_ai.evaluation.result`` span event, and emit the same event
+        as a log record through the Logs API (OpenTelemetry's way for new events, OTEP 4430), in the context of the
+        ``evaluated`` span (the agent's run) when it is known, else of the audit span."""
         attrs: dict[str, Any] = {
             sc.GEN_AI_EVALUATION_SCORE_LABEL: result.label,
             sc.OPENINFERENCE_EVAL_NAME: sc.evaluation_name(result.link),
@@ -258,5 +273,14 @@ class AuditSpans:
         if explanation is not None:
             event[sc.GEN_AI_EVALUATION_EXPLANATION] = explanation
         span.add_event(sc.EVENT_EVALUATION_RESULT, event)
+        where = span.get_span_context() if evaluated is None else link_to(evaluated).context
+        audit_span = f"{span.get_span_context().span_id:016x}"
+        record = {**event, sc.ARIADNE_LINK: result.link, "ariadne.audit.span_id": audit_span}
+        self._logger.emit(
+            event_name=sc.EVENT_EVALUATION_RESULT,
+            severity_number=SeverityNumber.INFO,
+            attributes=record,
+            context=trace.set_span_in_context(NonRecordingSpan(where)),
+        )
         if result.status == "failed":
             span.set_status(Status(StatusCode.ERROR, result.error or "audit failed"))

@@ -153,3 +153,27 @@ def test_gate_off_puts_no_gate_attributes(spans: tuple[TracerProvider, InMemoryS
     negation = _audit_spans(spans, ["premise_negation"], decisive=False, capture_content=True)["premise_negation"]
     assert negation["ariadne.status"] == "scored"
     assert not any(k.startswith(("ariadne.decisive.", "ariadne.implied.", "ariadne.tracking")) for k in negation)
+
+
+def test_the_evaluation_event_is_also_a_log_record_in_the_context_of_the_evaluated_span(
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    logs = InMemoryLogRecordExporter()
+    logger_provider = LoggerProvider()
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    agent_span, result, finished = _audit(spans, logger_provider=logger_provider)
+    audit = next(s for s in finished if s.name == "evaluation causal_faithfulness")
+    (log,) = logs.get_finished_logs()
+    record = log.log_record
+    assert record.event_name == "gen_ai.evaluation.result"
+    agent_ctx = agent_span.get_span_context()
+    # correlated with the span being evaluated (the agent's run), not with the audit's own trace
+    assert (record.trace_id, record.span_id) == (agent_ctx.trace_id, agent_ctx.span_id)
+    attributes = dict(record.attributes or {})
+    assert attributes["gen_ai.evaluation.name"] == "causal_faithfulness"
+    assert attributes["gen_ai.evaluation.score.label"] == result.label == "violation"
+    assert attributes["gen_ai.evaluation.score.value"] == result.phi
+    assert attributes["ariadne.audit.span_id"] == f"{audit.context.span_id:016x}"

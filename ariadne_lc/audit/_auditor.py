@@ -104,7 +104,10 @@ class Auditor(AuditorView, BatchAudits):
         action_reader = made.action_reader
         if action_reader is None:
             action_reader = ModelActionReader(model) if model is not None else RuleActionReader()
-        self.spans = AuditSpans(out.tracer_provider, capture_content=out.capture_content, redact=out.redact)
+        self.spans = AuditSpans(
+            out.tracer_provider, capture_content=out.capture_content, redact=out.redact,
+            logger_provider=out.logger_provider,
+        )  # fmt: skip
         self._runner = Runner(
             replayer=Replayer(
                 graph,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, TypedDict, TypeVar, get_args
 
 from langchain_core.language_models import BaseChatModel
+from opentelemetry._logs import LoggerProvider
 from opentelemetry.trace import TracerProvider
 
 from ariadne_lc.audit._budget import DEFAULT_BUDGET, check_budget
@@ -218,6 +219,9 @@ class OutputOptions:
 
     tracer_provider: TracerProvider | None = None
     """Where audit spans go; ``None``: the global provider."""
+    logger_provider: LoggerProvider | None = None
+    """Where the ``gen_ai.evaluation.result`` events go as log records (the Logs API, in the context of the evaluated
+    agent span); ``None``: the global provider (nothing is emitted until one is set)."""
     capture_content: bool | None = None
     """Whether spans carry thoughts and answers (see :mod:`ariadne_lc.otel`); ``None``: the environment decides."""
     redact: Redactor | None = None
@@ -284,6 +288,7 @@ class AuditorOptions(TypedDict, total=False):
     confidence: float
     rrr_threshold: float
     tracer_provider: TracerProvider | None
+    logger_provider: LoggerProvider | None
     capture_content: bool | None
     redact: Redactor | None
     result_store: ResultStore | None

@@ -80,7 +80,7 @@ class SpanSink:
 
     def accept(self, finished: FinishedAudit) -> None:
         if finished.span is not None:
-            self.spans.finish(finished.span, finished.result)
+            self.spans.finish(finished.span, finished.result, finished.trace.span)
 
 
 class ResultStoreSink:
