@@ -76,6 +76,8 @@ def test_target_from_a_recorded_span_ref() -> None:
     from ariadne_lc.trace import SpanRef
 
     assert ScoreTarget.from_span_ref(SpanRef(trace_id=TRACE_ID, span_id=SPAN_ID)) == TARGET
+    with pytest.raises(ConfigurationError, match="the trace has no agent span"):
+        ScoreTarget.from_span_ref(None)  # a trace recorded with no span: said, not an AttributeError
 
 
 def test_score_from_an_audit_result() -> None:

@@ -80,8 +80,19 @@ class ScoreTarget:
         return cls(format(context.trace_id, "032x"), format(context.span_id, "016x"), run_id)
 
     @classmethod
-    def from_span_ref(cls, ref: SpanRef, *, run_id: UUID | None = None) -> ScoreTarget:
-        """The target of a recorded trace's ``span`` (``Trace.span``)."""
+    def from_span_ref(cls, ref: SpanRef | None, *, run_id: UUID | None = None) -> ScoreTarget:
+        """The target of a recorded trace's ``span`` (``Trace.span``).
+
+        Raises:
+            ConfigurationError: ``ref`` is ``None``: the trace was recorded with no agent span to write onto.
+        """
+        if ref is None:
+            raise ConfigurationError(
+                "the trace has no agent span (Trace.span is None): it was recorded without a span to score, so there "
+                "is nothing to write back onto. Record inside your tracing (OpenInference or OpenLLMetry "
+                "instrumentation, or an active span), with AriadneCallbackHandler(span_context_getter=agent_span_ref); "
+                "docs/backends.md#capture-points"
+            )
         return cls(ref.trace_id, ref.span_id, run_id)
 
 
