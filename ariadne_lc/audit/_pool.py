@@ -3,9 +3,11 @@
 An observation swap needs another plausible output value ("rainy" where the run said "sunny"), and a plan swap
 another argument ("France" where the thought said "Spain"). The most plausible ones are those the same tool really
 returned or was called with in other recorded runs, so the auditor remembers, per tool, the latest distinct outputs
-and argument values of every trace it audits (a batch is read whole before its first audit). Bounded
-(:data:`KEPT_PER_TOOL` each, oldest out first, :data:`TOOLS_KEPT` tools) so that a long-running online auditor stays
-small; thread-safe, since batches audit on a pool of threads.
+and argument values of every trace it audits (a batch is read whole before its first audit). Bounded in count
+(:data:`KEPT_PER_TOOL` each, oldest out first, :data:`TOOLS_KEPT` tools) and in size (:data:`MAX_CHARS` characters in
+all, the least recently seen tool's oldest value out first; a value longer than :data:`MAX_VALUE_CHARS` is not kept),
+so that a long-running online auditor stays small whatever its tools return; thread-safe, since batches audit on a
+pool of threads.
 
 The schema's own values (a ``Literal`` return type, an ``enum`` argument) come from the tool itself
 (:func:`schema_values`).
@@ -21,21 +23,33 @@ from typing import Any, Final
 
 from ariadne_lc.trace import Trace
 
-__all__ = ["KEPT_PER_TOOL", "TOOLS_KEPT", "RecordedValues", "schema_values"]
+__all__ = ["KEPT_PER_TOOL", "MAX_CHARS", "MAX_VALUE_CHARS", "TOOLS_KEPT", "RecordedValues", "schema_values"]
 
 KEPT_PER_TOOL: Final = 64
 """Distinct outputs (and, apart, argument values) remembered per tool."""
 TOOLS_KEPT: Final = 256
 """Tools remembered (the least recently seen out first)."""
+MAX_CHARS: Final = 4_000_000
+"""Characters kept in all, outputs and argument values together (about 4 MB of text)."""
+MAX_VALUE_CHARS: Final = 64_000
+"""A longer output is not kept as a value to swap in."""
 
 
 class RecordedValues:
     """Per tool, the latest distinct outputs and argument values of the traces seen (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_chars: int = MAX_CHARS) -> None:
         self._outputs: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
         self._args: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
         self._lock = threading.Lock()
+        self.max_chars = max_chars
+        self._chars = 0
+
+    @property
+    def chars(self) -> int:
+        """Characters kept now (at most :attr:`max_chars`)."""
+        with self._lock:
+            return self._chars
 
     def observe(self, traces: Iterable[Trace]) -> None:
         """Remember the tool outputs and scalar argument values of ``traces``."""
@@ -44,10 +58,10 @@ class RecordedValues:
                 for step in trace.steps:
                     for call in step.tool_calls:
                         if call.output is not None and call.output.strip():
-                            _remember(self._outputs, call.name, call.output)
+                            self._remember(self._outputs, call.name, call.output)
                         for value in call.args.values():
                             if isinstance(value, str | int | float) and not isinstance(value, bool):
-                                _remember(self._args, call.name, str(value))
+                                self._remember(self._args, call.name, str(value))
 
     def outputs(self, tool: str) -> tuple[str, ...]:
         """The outputs ``tool`` was seen to return, oldest first."""
@@ -60,15 +74,29 @@ class RecordedValues:
             return {tool: tuple(values) for tool, values in self._args.items()}
 
 
-def _remember(table: OrderedDict[str, OrderedDict[str, None]], tool: str, value: str) -> None:
-    seen = table.setdefault(tool, OrderedDict())
-    table.move_to_end(tool)
-    seen[value] = None
-    seen.move_to_end(value)
-    while len(seen) > KEPT_PER_TOOL:
-        seen.popitem(last=False)
-    while len(table) > TOOLS_KEPT:
-        table.popitem(last=False)
+    def _remember(self, table: OrderedDict[str, OrderedDict[str, None]], tool: str, value: str) -> None:
+        if len(value) > MAX_VALUE_CHARS:
+            return
+        seen = table.setdefault(tool, OrderedDict())
+        table.move_to_end(tool)
+        if value not in seen:
+            self._chars += len(value)
+        seen[value] = None
+        seen.move_to_end(value)
+        while len(seen) > KEPT_PER_TOOL:
+            self._chars -= len(seen.popitem(last=False)[0])
+        while len(table) > TOOLS_KEPT:
+            self._chars -= sum(map(len, table.popitem(last=False)[1]))
+        while self._chars > self.max_chars:
+            self._evict_one()
+
+    def _evict_one(self) -> None:
+        """The oldest value of the least recently seen tool: outputs first (they are the long ones)."""
+        table = self._outputs if self._outputs else self._args
+        tool, values = next(iter(table.items()))
+        self._chars -= len(values.popitem(last=False)[0])
+        if not values:
+            del table[tool]
 
 
 def schema_values(tool: Any) -> tuple[str, ...]:

@@ -122,3 +122,21 @@ def test_a_budget_is_a_positive_number_or_none() -> None:
         with pytest.raises(ConfigurationError, match="budget must be a positive number"):
             Auditor(create_agent(lookup_model(1), [lookup]), budget=bad)  # type: ignore[arg-type]
     assert cost_bound(10, 3.0) == 30 and cost_bound(10, None) == 100
+
+
+def test_the_recorded_values_pool_is_bounded_in_characters() -> None:
+    from ariadne_lc.audit._pool import MAX_VALUE_CHARS, RecordedValues
+    from ariadne_lc.trace import Step, ToolCall
+
+    def trace(i: int, output: str) -> Trace:
+        call = ToolCall(id=f"c{i}", name=f"tool{i % 3}", args={"q": f"arg {i}"}, output=output)
+        step = Step(index=0, node="agent", thought="", tool_calls=[call])
+        return Trace(trace_id=f"t{i}", steps=[step], final_answer="x")
+
+    pool = RecordedValues(max_chars=10_000)
+    pool.observe([trace(i, f"{i:04d}" * 250) for i in range(100)])  # 100 outputs of 1,000 characters
+    assert 0 < pool.chars <= 10_000
+    kept = [o for tool in ("tool0", "tool1", "tool2") for o in pool.outputs(tool)]
+    assert 0 < len(kept) < 10 and f"{99:04d}" * 250 in kept  # the newest stay
+    pool.observe([trace(200, "x" * (MAX_VALUE_CHARS + 1))])
+    assert "x" * (MAX_VALUE_CHARS + 1) not in pool.outputs("tool2")
