@@ -40,13 +40,16 @@ def _shown_examples(text: str) -> list[tuple[str, str]]:
     """Each ``python`` block that a plain block (its output) follows at once."""
     blocks = _blocks(text)
     return [
-        (code, shown) for (lang, code), (then, shown) in itertools.pairwise(blocks) if (lang, then) == ("python", "")
+        (code, shown)
+        for (lang, code), (then, shown) in itertools.pairwise(blocks)
+        if lang == "python" and then in ("", "text")
     ]
 
 
 def test_the_quick_starts_run_and_print_what_they_show(tmp_path: Path) -> None:
     """The first example of docs/quickstart.md, and every example with its output in the README's quick start."""
     examples = _shown_examples(_section(README.read_text(encoding="utf-8"), "## Quick start"))
+    assert examples, "the README's quick start shows no example with its output"
     examples.append(_shown_examples(QUICK_START.read_text(encoding="utf-8"))[0])
     run_shown(examples, tmp_path)
 
@@ -210,3 +213,11 @@ def test_the_deploy_serving_snippet_runs_as_written(tmp_path: Path) -> None:
             delete_queue(queue)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip().endswith("served")
+
+
+def test_the_online_sync_snippet_runs_and_prints_what_it_shows(tmp_path: Path) -> None:
+    """docs/online.md's sync serving example, from an empty folder: it records, audits in the background, and reads
+    the results before the shutdown closes the job store."""
+    examples = _shown_examples((REPO / "docs" / "online.md").read_text(encoding="utf-8"))
+    assert examples, "docs/online.md shows no example with its output"
+    run_shown(examples[:1], tmp_path)

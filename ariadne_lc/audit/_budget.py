@@ -77,12 +77,6 @@ class Sampled:
     units: RunUnits
 
 
-def _unit(planned: PlannedAudit) -> tuple[int, str]:
-    if planned.link == "observation->answer":
-        return planned.steps[0], f"output{planned.call_index}"
-    return planned.steps[0], "thought"
-
-
 def _shares(costs: dict[str, list[int]], budget: int) -> dict[str, int]:
     """How many units each link takes: the budget shared between the links, a link that fits whole taking every unit
     and handing what it leaves to the others; at least one each."""
@@ -121,7 +115,7 @@ def sample(trace: Trace, planned: Sequence[PlannedAudit], *, budget: float | Non
     """
     by_link: dict[str, dict[tuple[int, str], list[PlannedAudit]]] = {}
     for p in planned:
-        by_link.setdefault(p.link, {}).setdefault(_unit(p), []).append(p)
+        by_link.setdefault(p.link, {}).setdefault(p.unit, []).append(p)
     units = {u for per in by_link.values() for u in per}
     run_calls = len(trace.steps)
     allowed = None if budget is None else max(1, math.floor(budget * run_calls))
@@ -139,7 +133,7 @@ def sample(trace: Trace, planned: Sequence[PlannedAudit], *, budget: float | Non
         kept = [
             dataclasses.replace(p, inclusion=taken[p.link] / len(by_link[p.link]))
             for p in planned
-            if (p.link, _unit(p)) in chosen
+            if (p.link, p.unit) in chosen
         ]
     thoughts = sum(kind == "thought" for _, kind in units)
     return Sampled(

@@ -84,11 +84,15 @@ class PlannedAudit:
     docs/method.md#the-budget): reports weight each verdict by its inverse."""
 
     @property
+    def unit(self) -> tuple[int, str]:
+        """The unit this audit is about: (step, ``thought``) or (step, ``output<call index>``)."""
+        return self.steps[0], "thought" if self.call_index is None else f"output{self.call_index}"
+
+    @property
     def key(self) -> str:
         """This audit's identity within its run (unit, link, selector, variant): the same on every plan of the run,
         so a resumed audit knows what it has done and a result is stored once."""
-        unit = "thought" if self.call_index is None else f"output{self.call_index}"
-        return f"{'+'.join(map(str, self.steps))}:{unit}:{self.link}:{self.kind}:{self.variant}"
+        return f"{'+'.join(map(str, self.steps))}:{self.unit[1]}:{self.link}:{self.kind}:{self.variant}"
 
 
 def _substantive(thought: str, min_chars: int) -> bool:

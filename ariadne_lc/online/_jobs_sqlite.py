@@ -111,14 +111,22 @@ class SQLiteJobStore:
                     raise
                 self._conn.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise StoreError(f"job store {self.path}: {exc}") from exc
+                raise StoreError(self._said(exc)) from exc
+
+    def _said(self, exc: sqlite3.Error) -> str:
+        if isinstance(exc, sqlite3.ProgrammingError) and "closed" in str(exc):
+            return (
+                f"job store {self.path} is closed (OnlineAuditor.shutdown() closes it): read results before the "
+                f"shutdown, or open the store again: open_job_store({str(self.path)!r}).list_results()"
+            )
+        return f"job store {self.path}: {exc}"
 
     def _read(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
         try:
             with self._lock:
                 return self._conn.execute(sql, args).fetchall()
         except sqlite3.Error as exc:
-            raise StoreError(f"job store {self.path}: {exc}") from exc
+            raise StoreError(self._said(exc)) from exc
 
     @staticmethod
     def _job(row: Any) -> Job:
