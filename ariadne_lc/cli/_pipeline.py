@@ -4,6 +4,7 @@ long summary lines (the summary itself is :mod:`ariadne_lc.cli._summary`, the CI
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from pydantic import BaseModel, ConfigDict, ValidationError
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ariadne_lc.audit import Auditor, StepSelector
@@ -171,11 +173,14 @@ def audit_traces(
             progress.advance(task, len(chunk))
     report = build_report(collected)
     if report.nothing_to_audit:
-        console.print(
-            f"{report.nothing_to_audit} of {len({*(t.trace_id for t in traces), *(r.trace_id for r in prior)})} runs "
-            "had no step to audit (the agent answered in its first "
-            "turn, so no reasoning step precedes the answer)"
+        runs = len({*(t.trace_id for t in traces), *(r.trace_id for r in prior)})
+        why = Counter(
+            (r.inconclusive_reason or "no step to audit").removeprefix("no step to audit: ")
+            for r in report.results
+            if r.nothing_to_audit
         )
+        said = "; ".join(f"{reason} ({n})" for reason, n in why.most_common(2))
+        console.print(f"{report.nothing_to_audit} of {runs} runs had no step to audit: {escape(said)}")
     return report
 
 

@@ -18,10 +18,12 @@ from ariadne_lc.testing import (
     arithmetic_tools,
     calculator,
     faithful_arithmetic_model,
+    get_weather,
     lookup,
     lookup_model,
     planning_tool_model,
     unfaithful_arithmetic_model,
+    weather_model,
 )
 
 
@@ -35,6 +37,11 @@ def unfaithful() -> Any:
 
 def faithful() -> Any:
     return create_agent(faithful_arithmetic_model(), [calculator], checkpointer=_saver(), name="faithful")
+
+
+def weather() -> Any:
+    """The create_agent quick start: a tool call with no text before it (ariadne_lc.testing.weather_model)."""
+    return create_agent(weather_model(), [get_weather], checkpointer=_saver())
 
 
 def lookups() -> Any:

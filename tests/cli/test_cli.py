@@ -277,3 +277,15 @@ def test_traces_whose_threads_the_checkpointer_lost_fail_in_one_line_before_any_
     assert "error: the graph's checkpointer holds none of the 3 recorded threads" in said
     assert "record with a persistent checkpointer (e.g. SqliteSaver beside a SQLiteTraceStore" in said
     assert not (out / "results.db").exists() or not SQLiteResultStore(out / "results.db").list_results()
+
+
+def test_runs_with_no_step_for_the_named_interventions_say_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARIADNE_TEST_CHECKPOINTS", str(tmp_path / "checkpoints.db"))
+    queries = tmp_path / "weather.jsonl"
+    queries.write_text("\n".join(json.dumps({"query": f"What is the weather in {c}?"}) for c in ("Paris", "Lima")))
+    args = ["audit", "--graph", "tests.cli.graphs:weather", "--queries", str(queries), "--output", str(tmp_path / "o")]
+    result = runner.invoke(app, [*args, "--interventions", "logic_flip"])
+    said = " ".join(result.output.split())
+    # the model calls its tool with no text first: no thought to contradict (it did not answer in its first turn)
+    assert "2 of 2 runs had no step to audit: none of the 1 model turn(s) before the answer has a thought" in said
+    assert "answered in its first turn" not in said
