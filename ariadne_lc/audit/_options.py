@@ -72,9 +72,10 @@ class InterventionOptions:
     """Makes the ``paraphrase`` placebo; ``None``: :class:`~ariadne_lc.interventions.RuleParaphraser` (pass an
     ``LLMCritic`` for a model's)."""
     swapper: ObservationSwapper | None = None
-    """Makes the ``observation_swap`` of the ``observation->answer`` link; ``None``:
-    :class:`~ariadne_lc.interventions.observations.RuleObservationSwapper` (an
-    :class:`~ariadne_lc.interventions.observations.LLMObservationSwapper` for free-text outputs)."""
+    """Makes the ``observation_swap`` of the ``observation->answer`` link; ``None``: the value engine,
+    :class:`~ariadne_lc.interventions.values.ValueSwapper` (values of any output: recorded values of the same tool, the
+    schema, word families, numbers, yes/no), falling back on an
+    :class:`~ariadne_lc.interventions.observations.LLMObservationSwapper` of the auditor's ``model`` when it has one."""
     observation_swaps: int = 1
     """How many other values each tool output is given on ``observation->answer``, one audit each: the swapper's
     value, then that value swapped again, and so on (several plausible false results per call; a value that repeats
