@@ -193,7 +193,8 @@ def already_audited(
 
     ``planned`` gives a trace's planned audits as (run's trace id, :attr:`~ariadne_lc.records.AuditResult.plan_key`)
     pairs (a trace of several agents is audited as several runs), or ``None`` when it cannot be planned (its audit
-    records why). A trace counts as done when each pair has a stored result, and at least one result is stored."""
+    records why, in one result). A trace counts as done when at least one result is stored and, if it can be planned,
+    each pair has a stored result."""
     wanted = {t.trace_id for t in traces}
     by_trace: dict[str, list[AuditResult]] = {}
     for r in results.list_results():
@@ -204,8 +205,8 @@ def already_audited(
     for trace in traces:
         stored = by_trace.get(trace.trace_id, [])
         keys = planned(trace)
-        if stored and keys is not None and keys <= {(r.trace_id, r.plan_key) for r in stored}:
-            done += stored
+        if stored and (keys is None or keys <= {(r.trace_id, r.plan_key) for r in stored}):
+            done += stored  # a trace that cannot be planned has one result, saying why: stored once
     return done
 
 

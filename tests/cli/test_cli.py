@@ -289,3 +289,16 @@ def test_runs_with_no_step_for_the_named_interventions_say_why(tmp_path: Path, m
     # the model calls its tool with no text first: no thought to contradict (it did not answer in its first turn)
     assert "2 of 2 runs had no step to audit: none of the 1 model turn(s) before the answer has a thought" in said
     assert "answered in its first turn" not in said
+
+
+def test_resume_counts_a_trace_that_cannot_be_planned_as_done_once_its_result_is_stored(tmp_path: Path) -> None:
+    from ariadne_lc import AuditResult
+    from ariadne_lc.cli._pipeline import already_audited
+    from ariadne_lc.trace import Trace
+
+    store = SQLiteResultStore(tmp_path / "results.db")
+    unplannable, pending = Trace(trace_id="u", final_answer="4"), Trace(trace_id="p", final_answer="4")
+    store.put_result(AuditResult.unauditable(unplannable, "step 5 is out of range", error_type="StepNotFoundError"))
+    keys = {"u": None, "p": {("p", "0:thought:thought->answer:decisive:0")}}
+    done = already_audited(store, [unplannable, pending], lambda t: keys[t.trace_id])
+    assert [r.trace_id for r in done] == ["u"]  # stored once, never audited again; "p" has nothing stored yet
