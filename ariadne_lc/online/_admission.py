@@ -49,8 +49,8 @@ class Admission:
         self.limiter = limiter
         self.budget = budget
         self.cost_of = cost_of
-        """The plan's model calls at most on a run of so many model calls (a trace's cost is known when it arrives
-        built; a run whose trace is built later is reserved at the running mean)."""
+        """The plan's model calls at most on a run of so many model calls, read off a built trace's steps or the model
+        calls the recorder saw in a run whose trace is built later (a run with none seen: the running mean)."""
         self.max_queue_size = max_queue_size
         self.max_batch_size = max_batch_size
         self.stats = OnlineStats()
@@ -128,7 +128,8 @@ class Admission:
                 stats.refused += 1
                 return
             depth = len(self.buffer) + self.persisting + self.backlog
-            cost = None if self.cost_of is None or not isinstance(item, Trace) else self.cost_of(len(item.steps))
+            calls = len(item.steps) if isinstance(item, Trace) else item.model_calls
+            cost = None if self.cost_of is None or not calls else self.cost_of(calls)
             if self.budget is not None and self.budget.exhausted(depth, cost):
                 stats.over_budget += 1
                 return

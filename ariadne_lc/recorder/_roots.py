@@ -176,6 +176,7 @@ class RootRuns(TraceDelivery):
             thread_id=run.thread_id,
             resumes=run.resumes,
             sampled_by_head=run.sampled_by_head,
+            model_calls=len(run.model_inputs),
         )
         if self.on_run_end is not None:
             try:

@@ -33,7 +33,7 @@ class FinishedRun:
     longer touches what it reads), once.
     """
 
-    __slots__ = ("_build", "failed", "resumes", "sampled_by_head", "thread_id", "ticket", "trace_id")
+    __slots__ = ("_build", "failed", "model_calls", "resumes", "sampled_by_head", "thread_id", "ticket", "trace_id")
 
     def __init__(
         self,
@@ -44,8 +44,12 @@ class FinishedRun:
         thread_id: str | None = None,
         resumes: bool = False,
         sampled_by_head: bool = False,
+        model_calls: int = 0,
     ) -> None:
         self.trace_id = trace_id
+        self.model_calls = model_calls
+        """The model calls the run made, as far as the recorder saw them (one per model node run; 0: none seen), so
+        that admission can reserve what auditing it will cost before its trace is built."""
         """The trace id the built trace will have (a turn resumed in the same handler keeps its first
         run's id; one joined through the store takes the paused trace's id when it is delivered)."""
         self.failed = failed

@@ -125,8 +125,8 @@ def test_every_decision_is_counted(tmp_path: Path, saver: SqliteSaver) -> None:
     limiter = limited._admission.limiter
     assert limiter is not None
     limiter._clock = lambda: limiter._at  # no refill (1 a second) however slowly a loaded machine offers
-    # each offered trace is reserved at its plan's cost at most: 3 calls (the budget x one model call)
-    budgeted = online_for(graph, tmp_path / "d", sample_rate=1.0, max_model_calls_per_hour=12)
+    # a trace with no model call seen is reserved at the running mean (before any job: one call per intervention)
+    budgeted = online_for(graph, tmp_path / "d", sample_rate=1.0, max_model_calls_per_hour=4)
     filtered = online_for(graph, tmp_path / "e", sample_rate=1.0, run_filter=RunFilter(tags={"web"}))
     for online in (limited, budgeted, filtered):
         for i in range(20):
@@ -490,3 +490,18 @@ def test_traces_without_an_answer_are_not_sampled(tmp_path: Path, saver: SqliteS
     online.offer(Trace(trace_id="i", interrupted=True))
     assert online.stats.filtered == 1 and online.stats.sampled == 0
     online.shutdown()
+
+
+def test_a_run_is_reserved_at_what_its_plan_costs_before_its_trace_is_built(tmp_path: Path, saver: SqliteSaver) -> None:
+    from langchain.agents import create_agent
+
+    from ariadne_lc.testing import lookup, lookup_model, lookup_question
+
+    graph = create_agent(lookup_model(4), [lookup], checkpointer=saver)  # 5 model calls a run: the plan spends <= 15
+    online = online_for(graph, tmp_path, sample_rate=1.0, max_model_calls_per_hour=20)  # no workers: jobs wait
+    served = online.wrap(graph)
+    for i in range(3):
+        served.invoke({"messages": [("user", lookup_question(4, i))]}, {"configurable": {"thread_id": f"l-{i}"}})
+    # the first run fits (15 <= 20); a second would reserve 15 more: over the budget, though no job has finished
+    assert (online.stats.accepted, online.stats.over_budget) == (1, 2)
+    online.shutdown(drain=False)
