@@ -93,8 +93,11 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
     plans: dict[str, tuple[RunUnits, str]] = {}
     failed: Counter[str] = Counter()
     empty = 0
+    unanswered: set[str] = set()
     for r in results:
         runs.add(r.trace_id)
+        if not r.run_failed and r.original_answer is not None and not r.original_answer.strip():
+            unanswered.add(r.trace_id)
         unit = unit_of(r)
         if unit is None:
             if r.run_failed:
@@ -148,4 +151,5 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
         runs=len(runs),
         runs_failed=dict(failed),
         runs_without_units=empty,
+        runs_without_answer=len(unanswered),
     )

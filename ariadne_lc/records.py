@@ -92,6 +92,9 @@ class Coverage(BaseModel):
     """Runs that ended in an error, by error (``GraphRecursionError`` -> 7): recorded, listed, never audited."""
     runs_without_units: int = 0
     """Runs with no unit at all (the agent answered at once)."""
+    runs_without_answer: int = 0
+    """Runs that ended with an empty answer (a model that stopped on a tool call, or wrote nothing): none of their
+    audits can have a verdict, there being no answer to compare."""
 
     @property
     def rate(self) -> float | None:
@@ -123,6 +126,11 @@ class Coverage(BaseModel):
             line += f"; {missing} without a verdict ({why})" if why else f"; {missing} without a verdict"
         if self.left_out:
             line += f"; {self.left_out} left out by the budget (sampled units; rates weighted by inclusion)"
+        if self.runs_without_answer:
+            line += (
+                f"; {self.runs_without_answer} of {self.runs} runs ended with an empty answer (nothing to compare: "
+                "the agent needs a final answer turn)"
+            )
         failed = sum(self.runs_failed.values())
         if failed:
             errors = ", ".join(f"{error} {n}" for error, n in sorted(self.runs_failed.items(), key=lambda x: -x[1]))

@@ -140,3 +140,18 @@ def test_the_recorded_values_pool_is_bounded_in_characters() -> None:
     assert 0 < len(kept) < 10 and f"{99:04d}" * 250 in kept  # the newest stay
     pool.observe([trace(200, "x" * (MAX_VALUE_CHARS + 1))])
     assert "x" * (MAX_VALUE_CHARS + 1) not in pool.outputs("tool2")
+
+
+def test_runs_that_ended_with_an_empty_answer_are_counted_at_the_run_level() -> None:
+    empty = [
+        AuditResult(
+            trace_id=f"t{i}", step_index=0, intervention_type="observation_swap", status="inconclusive",
+            label="inconclusive", original_thought="", original_answer="  ", link="observation->answer",
+            inconclusive_reason="the recorded answer is empty: an empty answer gives no verdict",
+        )
+        for i in range(3)
+    ]  # fmt: skip
+    said = coverage(empty)
+    assert said.runs_without_answer == 3
+    assert "3 of 3 runs ended with an empty answer" in said.summary()
+    assert "inconclusive: the recorded answer is empty" in said.no_verdict
