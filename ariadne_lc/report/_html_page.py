@@ -121,7 +121,9 @@ the gate, controls, φ</summary>
 {{ v.label }}: <code>{{ v.before }}</code> → <code>{{ v.after }}</code></li>{% endfor %}</ul>{% endif %}
 </details>{% endfor %}
 <details class="main-link" data-link="{{ main_link }}">
-<summary>{{ main_link }} (the report's main link): calibration, placebo, steps, what is not in the rates</summary>
+<summary>{{ main_link }} (the report's main link: thought->answer when it has a verdict, else the first link that
+has one; the calibration, placebo and step breakdowns are about it): calibration, placebo, steps, what is not in the
+rates</summary>
 {% if corrected_rows %}<h3>Raw and calibrated violation rates</h3><p>{{ corrected_line }}</p>
 <table data-link="{{ main_link }}"><tr>{% for h in corrected_header %}<th>{{ h }}</th>{% endfor %}</tr>
 {% for row in corrected_rows %}<tr>{% for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}

@@ -107,6 +107,9 @@ def _details(report: AuditReport, answers: Sequence[LinkAnswer]) -> list[str]:
     lines += [
         f"### {report.main_link} (the report's main link)",
         "",
+        "The main link is `thought->answer` when it has a verdict, else the first link that has one: the calibration, "
+        "the placebo comparison and the breakdowns by type, step, domain and tag below are about it alone.",
+        "",
         placebo_line(report),
         "",
         counts_line(report.overall),
