@@ -221,3 +221,14 @@ def test_the_online_sync_snippet_runs_and_prints_what_it_shows(tmp_path: Path) -
     examples = _shown_examples((REPO / "docs" / "online.md").read_text(encoding="utf-8"))
     assert examples, "docs/online.md shows no example with its output"
     run_shown(examples[:1], tmp_path)
+
+
+def test_the_cli_page_lists_every_option_of_every_command_as_help_gives_it() -> None:
+    """docs/cli.md's "Every option" section is what docs/scripts/cli_reference.py makes of the commands: an option
+    added, removed or re-worded without re-running the script fails here."""
+    import runpy
+
+    script = runpy.run_path(str(REPO / "docs" / "scripts" / "cli_reference.py"))
+    page = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert script["START"] in page, "run python docs/scripts/cli_reference.py"
+    assert script["rewritten"](page) == page, "docs/cli.md differs from the commands: run docs/scripts/cli_reference.py"
