@@ -1,7 +1,7 @@
 """The default plan's budget: which units of a long run to audit, so an audit costs a known multiple of the run.
 
 An exact verdict on unit k of a run of n model calls needs the run from k on replayed (about n - k calls), so auditing
-every unit costs about n²/2 calls. The default plan instead spends at most ``budget`` x n calls per run
+every unit costs about n²/2 calls per replayed link. The default plan instead spends about ``budget`` x n calls per run
 (:data:`DEFAULT_BUDGET`), and chooses which units to spend them on by a rule that keeps every link's rate unbiased:
 
 * each link's units (in the order of the run) are sampled *systematically*, ``m`` of ``N`` at evenly spaced
@@ -33,7 +33,7 @@ from ariadne_lc.trace import Trace
 __all__ = ["DEFAULT_BUDGET", "Sampled", "audit_cost", "check_budget", "cost_bound", "plan_cost", "sample"]
 
 DEFAULT_BUDGET: Final = 3.0
-"""Model calls the default plan may spend per model call of the audited run (``None``: every unit, about n²/2)."""
+"""Model calls the default plan may spend per model call of the audited run (``None``: every unit, about n² on a run of n)."""
 
 
 def check_budget(budget: float | None) -> float | None:

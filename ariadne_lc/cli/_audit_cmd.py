@@ -121,7 +121,7 @@ def parse_links(values: Sequence[str] | None) -> tuple[Link, ...] | None:
 
 BUDGET_HELP = (
     "Model calls the default plan may spend per model call of a run (a sample of each link's units, rates weighted: "
-    "docs/method.md#the-budget), or 'every' for every unit (about n²/2 calls on a run of n)."
+    "docs/method.md#the-budget), or 'every' for every unit (about n² calls on a run of n)."
 )
 
 
