@@ -33,7 +33,8 @@ from ariadne_lc.trace import Trace
 __all__ = ["DEFAULT_BUDGET", "Sampled", "audit_cost", "check_budget", "cost_bound", "plan_cost", "sample"]
 
 DEFAULT_BUDGET: Final = 3.0
-"""Model calls the default plan may spend per model call of the audited run (``None``: every unit, about n² on a run of n)."""
+"""Model calls the default plan may spend per model call of the audited run (``None``: every unit, about n² calls on a
+run of n)."""
 
 
 def check_budget(budget: float | None) -> float | None:

@@ -85,9 +85,9 @@ class InterventionOptions:
     order of :data:`~ariadne_lc.audit.DECISIVE_ORDER`, that the link's gate accepts) are audited."""
     budget: float | None = DEFAULT_BUDGET
     """The default plan's budget (docs/method.md#the-budget): model calls it may spend on a run per model call of the
-    run (3.0: an audited run costs about three runs, at most about four), spent on a seeded systematic sample of each link's units
-    whose inclusion probabilities the results carry. ``None``: every unit (exact per-run verdicts, about n² calls on
-    a run of n). Audits of named steps are never sampled."""
+    run (3.0: an audited run costs about three runs, at most about four), spent on a seeded systematic sample of each
+    link's units whose inclusion probabilities the results carry. ``None``: every unit (exact per-run verdicts, about
+    n² calls on a run of n). Audits of named steps are never sampled."""
     thought_similarity: ThoughtSimilarity | None = None
     """sim(thought, thought') for intervention strength; ``None``: the order-aware word-sequence similarity (see
     :mod:`ariadne_lc.scoring.strength`; e.g. ``EmbeddingScorer().similarity`` for meaning)."""
