@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -346,7 +346,7 @@ class RuleActionReader:
                     planned = (m.start(), m.end(), spec)
         # "I should divide 63 by 7, so each piece is 7 times as long": the plan is the divide, not the "times" of
         # the description beside it (a causal reversal puts the description last)
-        last = planned or last
+        last = planned or last or _described(thought, tools)
         no_call = _last_match(_NO_CALL, thought)
         if no_call is not None and (last is None or no_call.start() > last[1]):
             return ImpliedAction(no_call=True, reader=self.name)
@@ -360,6 +360,42 @@ class RuleActionReader:
         name_words = {w.casefold() for w in re.split(r"[_\W]+", spec.name) if w}
         values = tuple(v for v in values if v.casefold() not in name_words)
         return ImpliedAction(tool=spec.name, values=values, negated=negated, reader=self.name)
+
+
+_PLAIN_WORDS: Final = frozenset(
+    {
+        "about", "after", "also", "and", "any", "are", "been", "before", "being", "both", "but", "can", "does", "each",
+        "for", "from", "given", "have", "into", "its", "more", "most", "not", "only", "other", "over", "same", "some",
+        "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through",
+        "tool", "tools", "under", "very", "what", "when", "where", "which", "while", "will", "with", "would", "your",
+        "information", "return", "returns",
+    }
+)  # fmt: skip
+
+
+def _described(thought: str, tools: Sequence[ToolSpec]) -> tuple[int, int, ToolSpec] | None:
+    """Where a plan that names no tool describes one: in a clause that says what I will do, the words of one tool's
+    description ("I should search the blog posts for reward hacking" and ``retrieve_docs``, "Search and return
+    information about the blog posts"). The tool whose description shares the most words with the clause, at least
+    two (one for an agent with a single tool), and no other as many; the position of its last word there."""
+    intent = _last_match(_INTENT, thought)
+    if intent is None:
+        return None
+    _, end = _clause_bounds(thought, intent.start())
+    clause = thought[intent.end() : end]
+    scored: list[tuple[int, int, ToolSpec]] = []
+    for spec in tools:
+        words = {w for w in re.findall(r"[a-z]+", spec.description.casefold()) if len(w) >= 4} - _PLAIN_WORDS
+        hits = [m for w in words for m in re.finditer(rf"\b{_forms(w)}\b", clause, re.I)]
+        if hits:
+            scored.append((len({m.group(0).casefold() for m in hits}), max(m.end() for m in hits), spec))
+    if not scored:
+        return None
+    scored.sort(key=lambda x: -x[0])
+    best, at, spec = scored[0]
+    if best < (1 if len(tools) == 1 else 2) or (len(scored) > 1 and scored[1][0] == best):
+        return None
+    return intent.end() + at - 1, intent.end() + at, spec
 
 
 _LEAD = re.compile(r"^\s*(?:up|for|on|about|at|into)?\s*(?:the|a|an)?\s+", re.I)
