@@ -34,7 +34,7 @@ from typing import Any
 
 from ariadne_lc.trace import GraphFingerprint
 
-__all__ = ["agent_parts_of", "differences", "graph_fingerprint"]
+__all__ = ["agent_parts_of", "differences", "graph_fingerprint", "prompt_lines", "system_prompts_of"]
 
 _MAX_DEPTH = 6
 _MAX_ITEMS = 200
@@ -312,3 +312,27 @@ def differences(recorded: GraphFingerprint, current: GraphFingerprint) -> list[s
         if recorded.prompts.get(node) != current.prompts.get(node):
             out.append(f"prompt of node {node!r} changed")
     return out or ["the graph's fingerprint differs"]
+
+
+def prompt_lines(text: str) -> tuple[str, ...]:
+    """Digests of the non-empty lines of a system prompt, sorted, distinct (``GraphFingerprint.system_lines``)."""
+    return tuple(sorted({_hash(line.strip()) for line in text.splitlines() if line.strip()}))
+
+
+def system_prompts_of(graph: Any) -> dict[str, str]:
+    """Node -> the system prompt it holds, for the graph's own agent nodes (``create_agent``'s model node keeps its
+    ``system_message`` in its closure); empty when none is found."""
+    found: dict[str, str] = {}
+    for name_of_node, node in getattr(graph, "nodes", {}).items():
+        func = getattr(getattr(node, "bound", node), "func", None)
+        code, cells = getattr(func, "__code__", None), getattr(func, "__closure__", None) or ()
+        for name, cell in zip(getattr(code, "co_freevars", ()), cells, strict=False):
+            if name in ("system_message", "system_prompt"):
+                try:
+                    value = cell.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                text = getattr(value, "content", value)
+                if isinstance(text, str) and text.strip():
+                    found[str(name_of_node)] = text
+    return found

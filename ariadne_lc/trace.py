@@ -147,6 +147,12 @@ class GraphFingerprint(BaseModel):
     """Node -> a short hash of the prompts reachable from it."""
     digest: str = ""
     """A hash of all of the above: equal digests, equal graphs (as far as the fingerprint sees)."""
+    partial: bool = False
+    """Seen from the model request only (``AriadneMiddleware``, which never sees the graph): only
+    :attr:`system_lines` is known, and only it is compared."""
+    system_lines: tuple[str, ...] = ()
+    """Digests of the non-empty lines of the system prompt the agent's model was given, sorted (partial
+    fingerprints): the graph's own system prompt must be among them, line by line (middleware may add lines)."""
 
 
 class ModelInput(BaseModel):

@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from ariadne_lc._fingerprint import differences, graph_fingerprint
+from ariadne_lc._fingerprint import differences, graph_fingerprint, prompt_lines, system_prompts_of
 from ariadne_lc.errors import ConfigurationError, GraphChangedError
 from ariadne_lc.interventions import Critic
 from ariadne_lc.interventions.implied import AnswerReader, CachedReader, ModelReader, RuleReader
@@ -67,6 +67,9 @@ def check_graph(graph: Any, trace: Trace, *, allow_change: bool) -> None:
     """
     if trace.graph is None or allow_change:
         return
+    if trace.graph.partial:
+        _check_prompt(graph, trace)
+        return
     try:
         current = graph_fingerprint(graph)
     except Exception:  # a graph the fingerprint cannot read: say so, do not block the audit on it
@@ -84,3 +87,25 @@ def check_graph(graph: Any, trace: Trace, *, allow_change: bool) -> None:
             "pass Auditor(..., allow_graph_change=True) to audit it anyway",
             changed,
         )
+
+
+def _check_prompt(graph: Any, trace: Trace) -> None:
+    """A trace recorded by ``AriadneMiddleware`` knows the system prompt its model was given: the graph's own must be
+    in it, line by line (middleware listed before ``AriadneMiddleware`` may add lines, never change them). A
+    sub-agent's or a worker's run is replayed on its own graph, so only a run of this graph's own top-level agent node
+    is checked (its steps at the top level, in the node that holds the prompt)."""
+    assert trace.graph is not None
+    prompts = system_prompts_of(graph)
+    nodes = {s.node for s in trace.steps}
+    if trace.parent is not None or len(nodes) != 1 or any(s.checkpoint.checkpoint_ns for s in trace.steps):
+        return
+    prompt = prompts.get(next(iter(nodes)))
+    if prompt is not None and not set(prompt_lines(prompt)) <= set(trace.graph.system_lines):
+        raise GraphChangedError(
+            f"trace {trace.trace_id} was recorded under another graph than the auditor's: the system prompt changed "
+            "(a line of the graph's system prompt is not in the prompt the recorded run's model was given). A replay "
+            "would measure the new prompt, not the recorded run; pass Auditor(..., allow_graph_change=True) to audit "
+            "it anyway",
+            ["system prompt changed"],
+        )
+

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 
+from ariadne_lc._fingerprint import prompt_lines
 from ariadne_lc._messages import (
     answer_text,
     first_human_text,
@@ -174,6 +175,17 @@ def _with_agents(step: Step, agents_of: dict[str, list[str]]) -> Step:
 Fingerprinter = Callable[[], GraphFingerprint | None]
 
 
+def _from_request(run: _Run) -> GraphFingerprint | None:
+    """What ``AriadneMiddleware`` saw of the graph, which it never sees whole: the system prompt of the run's first
+    model request (``None`` without a middleware-seen request)."""
+    for messages, _, source in run.model_inputs.values():
+        if source == "middleware":
+            first = messages[0] if messages else None
+            text = first.content if isinstance(first, SystemMessage) and isinstance(first.content, str) else ""
+            return GraphFingerprint.model_construct(partial=True, system_lines=prompt_lines(text))
+    return None
+
+
 def build_trace(
     run: _Run,
     outputs: Any,
@@ -215,7 +227,7 @@ def build_trace(
             "the interrupt was not found in the trace store (recorded into another store, not recorded, or "
             "lost), so the question and the thoughts before the interrupt are missing"
         )
-    graph = fingerprint() if fingerprint is not None else None
+    graph = (fingerprint() if fingerprint is not None else None) or _from_request(run)
     metadata = {k: v for k, v in run.metadata.items() if isinstance(v, str | int | float | bool) or v is None}
     parent = _parent(metadata)
     if run.agents_of:

@@ -156,3 +156,22 @@ async def test_the_async_audit_of_a_delegating_deep_agent_gives_the_same_verdict
     assert all(r.input_checked for r in scored)
     assert {r.link for r in scored if r.violation} == {"observation->answer"}
     assert {r.agent_name for r in scored if r.violation} == {"researcher", "LangGraph"}
+
+
+def test_a_deep_agent_audited_with_a_changed_system_prompt_is_refused_up_front() -> None:
+    from deepagents import create_deep_agent
+
+    from ariadne_lc import AriadneMiddleware, InMemoryTraceStore
+    from ariadne_lc.errors import GraphChangedError
+    from tests.harness_agents import deep_lookup_model, price, stock
+
+    saver = InMemorySaver()
+    graph, traces = run_deep_lookup(saver, questions=["What do an apple and a pear cost?"])
+    changed = create_deep_agent(
+        deep_lookup_model(), [price, stock], system_prompt="You are a travel agent. Book flights.", checkpointer=saver,
+        middleware=[AriadneMiddleware(InMemoryTraceStore())],
+    )  # fmt: skip
+    with pytest.raises(GraphChangedError, match="the system prompt changed"):
+        Auditor(changed).audit(traces[0])
+    # the deep agent's own middleware adds to the prompt the model is given: the same graph is never refused
+    assert not any(r.error_type == "GraphChangedError" for r in Auditor(graph).audit(traces[0]))
