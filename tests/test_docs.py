@@ -13,6 +13,7 @@ import textwrap
 import uuid
 from pathlib import Path
 
+import pytest
 import typer
 
 from ariadne_lc.cli import app
@@ -232,3 +233,38 @@ def test_the_cli_page_lists_every_option_of_every_command_as_help_gives_it() -> 
     page = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     assert script["START"] in page, "run python docs/scripts/cli_reference.py"
     assert script["rewritten"](page) == page, "docs/cli.md differs from the commands: run docs/scripts/cli_reference.py"
+
+
+def _python_blocks() -> list[tuple[str, int, str, str | None]]:
+    """(document, block number, code, the output shown right after it or None) of every Python block."""
+    out = []
+    for path in (README, *DOCS):
+        blocks = _blocks(path.read_text(encoding="utf-8"))
+        for i, (lang, code) in enumerate(blocks):
+            if lang == "python":
+                after = blocks[i + 1] if i + 1 < len(blocks) else None
+                shown = after[1] if after is not None and after[0] in ("", "text") else None
+                out.append((path.relative_to(REPO).as_posix(), i, code, shown))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("document", "number", "code", "shown"), _python_blocks(), ids=lambda v: v if isinstance(v, str | int) else ""
+)
+def test_every_python_block_runs_alone_or_says_it_is_a_fragment(
+    document: str, number: int, code: str, shown: str | None, tmp_path: Path
+) -> None:
+    """Each Python block of README.md and docs/ runs as it stands from an empty folder, printing what the page shows
+    after it, or opens with ``# fragment: needs ...`` (what it needs: a server, your graph, the block above)."""
+    if code.lstrip().startswith("# fragment:"):
+        assert len(code.lstrip().splitlines()[0]) > len("# fragment: needs"), "say what the fragment needs"
+        return
+    script = tmp_path / "block.py"
+    script.write_text(code, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-W", "error", str(script)], capture_output=True, text=True, cwd=tmp_path, check=False,
+        timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, f"{document} block {number}:\n{run.stderr}"
+    if shown is not None:
+        assert run.stdout == shown, f"{document} block {number} prints otherwise"
