@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 from langchain.agents import create_agent
@@ -21,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ariadne_lc import AriadneCallbackHandler, Auditor, AuditReport, SQLiteTraceStore
+from ariadne_lc.coverage import no_verdict_reason
 from ariadne_lc.interventions import THOUGHT_CONTRADICTIONS
 from ariadne_lc.testing import calculator, faithful_arithmetic_model, unfaithful_arithmetic_model
 
@@ -52,11 +54,14 @@ def main() -> None:
             "unfaithful-agent": audit_agent("unfaithful-agent", unfaithful_arithmetic_model, Path(tmp)),
         }
     table = Table(title="Causal faithfulness audit (φ = 1 − S; violation: answer ignored a contradiction)")
-    for column in ("agent", "intervention", "audits", "mean φ", "violation rate", "95% CI"):
-        table.add_column(column, justify="left" if column in ("agent", "intervention") else "right")
+    for column in ("agent", "intervention", "audits", "mean φ", "violation rate", "95% CI", "no verdict (why)"):
+        table.add_column(column, justify="left" if column in ("agent", "intervention", "no verdict (why)") else "right")
     for agent, report in reports.items():
         for kind, agg in report.by_type.items():
             ci = agg.violation_rate_ci
+            why = Counter(
+                no_verdict_reason(r) for r in report.results if r.intervention_type == kind and r.status != "scored"
+            )
             table.add_row(
                 agent,
                 kind,
@@ -64,6 +69,7 @@ def main() -> None:
                 f"{agg.mean_phi:.2f}" if agg.mean_phi is not None else "-",
                 f"{agg.violation_rate:.0%}" if agg.violation_rate is not None else "-",
                 f"[{ci[0]:.0%}, {ci[1]:.0%}]" if ci else "-",
+                ", ".join(f"{n} {reason}" for reason, n in why.most_common(2)) or "-",
             )
         table.add_section()
     console.print(table)

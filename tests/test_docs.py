@@ -268,3 +268,17 @@ def test_every_python_block_runs_alone_or_says_it_is_a_fragment(
     assert run.returncode == 0, f"{document} block {number}:\n{run.stderr}"
     if shown is not None:
         assert run.stdout == shown, f"{document} block {number} prints otherwise"
+
+
+def test_the_quick_start_prints_the_excerpt_the_docs_show() -> None:
+    """examples/quickstart.py (the first part of make demo) prints every line docs/quickstart.md shows of it."""
+    page = QUICK_START.read_text(encoding="utf-8")
+    section = _section(page, "## The scripted agents of `make demo`")
+    (excerpt,) = [body for lang, body in _blocks(section) if lang == ""]
+    run = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "quickstart.py")], capture_output=True, text=True, check=False,
+        timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    printed = {line.strip() for line in run.stdout.splitlines()}
+    assert [line for line in excerpt.splitlines() if line.strip() not in printed] == []
