@@ -19,7 +19,7 @@ sets a global provider.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -41,16 +41,21 @@ from opentelemetry.trace import (
 
 from ariadne_lc import semconv as sc
 from ariadne_lc._version import __version__
+from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.trace import SpanRef, Trace
 
 if TYPE_CHECKING:
     from ariadne_lc.records import AuditReport, AuditResult
 
-__all__ = ["CAPTURE_CONTENT_ENV", "AuditSpans", "Redactor", "audit_span_attributes", "link_to"]
+__all__ = ["CAPTURE_CONTENT_ENV", "EVALUATION_EVENTS", "AuditSpans", "Redactor", "audit_span_attributes", "link_to"]
 
 SPAN_NAME = f"{sc.EVALUATION_OPERATION} {sc.EVALUATION_NAME}"
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _SCOPE = "ariadne_lc"
+EVALUATION_EVENTS: tuple[str, ...] = ("span", "log")
+"""Where the ``gen_ai.evaluation.result`` event goes: on the audit span (backends that read spans only: Phoenix and
+Jaeger show span events; OTLP trace ingestion elsewhere) and as a log record through the Logs API (OpenTelemetry's way
+for new events; an OTLP log pipeline: an OpenTelemetry Collector, Loki, Elastic)."""
 
 Redactor = Callable[[str], str]
 """Applied to every piece of content before it is put on a span."""
@@ -106,7 +111,16 @@ class AuditSpans:
         capture_content: bool | None = None,
         redact: Redactor | None = None,
         logger_provider: LoggerProvider | None = None,
+        evaluation_events: Sequence[str] = EVALUATION_EVENTS,
     ) -> None:
+        unknown = set(evaluation_events) - set(EVALUATION_EVENTS)
+        if unknown:
+            raise ConfigurationError(
+                f"evaluation_events takes 'span' and/or 'log', got {sorted(unknown)}: 'span' puts the "
+                "gen_ai.evaluation.result event on the audit span (backends that read spans only: Phoenix, Jaeger), "
+                "'log' emits it through the Logs API in the evaluated span's context"
+            )
+        self.evaluation_events = tuple(evaluation_events)
         self._tracer = trace.get_tracer(_SCOPE, __version__, tracer_provider)
         self._logger = _logs.get_logger(_SCOPE, __version__, logger_provider=logger_provider)
         self.capture_content = capture_from_env() if capture_content is None else capture_content
@@ -193,6 +207,16 @@ class AuditSpans:
             return None
         return self.redact(text) if self.redact is not None else text
 
+    def _log_event(self, span: Span, attributes: dict[str, Any], evaluated: SpanRef | None) -> None:
+        """The evaluation event as a log record, in the context of the evaluated span (else of the audit span)."""
+        where = span.get_span_context() if evaluated is None else link_to(evaluated).context
+        self._logger.emit(
+            event_name=sc.EVENT_EVALUATION_RESULT,
+            severity_number=SeverityNumber.INFO,
+            attributes={**attributes, "ariadne.audit.span_id": f"{span.get_span_context().span_id:016x}"},
+            context=trace.set_span_in_context(NonRecordingSpan(where)),
+        )
+
     def finish(self, span: Span, result: AuditResult, evaluated: SpanRef | None = None) -> None:
         """Put the result on the audit span, add the ``gen_ai.evaluation.result`` span event, and emit the same event
         as a log record through the Logs API (OpenTelemetry's way for new events, OTEP 4430), in the context of the
@@ -272,15 +296,9 @@ class AuditSpans:
         explanation = self.content(result.explanation or result.inconclusive_reason)
         if explanation is not None:
             event[sc.GEN_AI_EVALUATION_EXPLANATION] = explanation
-        span.add_event(sc.EVENT_EVALUATION_RESULT, event)
-        where = span.get_span_context() if evaluated is None else link_to(evaluated).context
-        audit_span = f"{span.get_span_context().span_id:016x}"
-        record = {**event, sc.ARIADNE_LINK: result.link, "ariadne.audit.span_id": audit_span}
-        self._logger.emit(
-            event_name=sc.EVENT_EVALUATION_RESULT,
-            severity_number=SeverityNumber.INFO,
-            attributes=record,
-            context=trace.set_span_in_context(NonRecordingSpan(where)),
-        )
+        if "span" in self.evaluation_events:
+            span.add_event(sc.EVENT_EVALUATION_RESULT, event)
+        if "log" in self.evaluation_events:
+            self._log_event(span, {**event, sc.ARIADNE_LINK: result.link}, evaluated)
         if result.status == "failed":
             span.set_status(Status(StatusCode.ERROR, result.error or "audit failed"))

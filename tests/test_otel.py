@@ -177,3 +177,26 @@ def test_the_evaluation_event_is_also_a_log_record_in_the_context_of_the_evaluat
     assert attributes["gen_ai.evaluation.score.label"] == result.label == "violation"
     assert attributes["gen_ai.evaluation.score.value"] == result.phi
     assert attributes["ariadne.audit.span_id"] == f"{audit.context.span_id:016x}"
+
+
+@pytest.mark.parametrize("where", [("span",), ("log",)])
+def test_the_evaluation_event_goes_where_it_is_asked(
+    spans: tuple[TracerProvider, InMemorySpanExporter], where: tuple[str, ...]
+) -> None:
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    logs = InMemoryLogRecordExporter()
+    logger_provider = LoggerProvider()
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    _, _, finished = _audit(spans, logger_provider=logger_provider, evaluation_events=where)
+    audit = next(s for s in finished if s.name == "evaluation causal_faithfulness")
+    assert bool(audit.events) == ("span" in where)
+    assert bool(logs.get_finished_logs()) == ("log" in where)
+
+
+def test_an_unknown_evaluation_event_place_is_refused() -> None:
+    from ariadne_lc.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="evaluation_events takes 'span' and/or 'log'"):
+        Auditor(build_agent(MODELS["faithful"](), "create_agent", InMemorySaver()), evaluation_events=("events",))

@@ -106,7 +106,7 @@ class Auditor(AuditorView, BatchAudits):
             action_reader = ModelActionReader(model) if model is not None else RuleActionReader()
         self.spans = AuditSpans(
             out.tracer_provider, capture_content=out.capture_content, redact=out.redact,
-            logger_provider=out.logger_provider,
+            logger_provider=out.logger_provider, evaluation_events=out.evaluation_events,
         )  # fmt: skip
         self._runner = Runner(
             replayer=Replayer(

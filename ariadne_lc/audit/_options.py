@@ -31,7 +31,7 @@ from ariadne_lc.interventions import Critic
 from ariadne_lc.interventions.actions import ActionReader
 from ariadne_lc.interventions.implied import AnswerReader
 from ariadne_lc.interventions.observations import ObservationSwapper
-from ariadne_lc.otel import Redactor
+from ariadne_lc.otel import EVALUATION_EVENTS, Redactor
 from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import DEFAULT_MAX_TURNS, DeriveFunction, ToolCallDeriver, ToolPolicy
 from ariadne_lc.scoring import DEFAULT_LAMBDA, DEFAULT_TAU, SimilarityScorer, ThoughtSimilarity
@@ -223,6 +223,10 @@ class OutputOptions:
     logger_provider: LoggerProvider | None = None
     """Where the ``gen_ai.evaluation.result`` events go as log records (the Logs API, in the context of the evaluated
     agent span); ``None``: the global provider (nothing is emitted until one is set)."""
+    evaluation_events: tuple[str, ...] = EVALUATION_EVENTS
+    """Where the ``gen_ai.evaluation.result`` event goes: ``"span"`` (an event on the audit span, for backends that read
+    spans only: Phoenix, Jaeger) and/or ``"log"`` (a log record through the Logs API, in the evaluated agent span's
+    context: OpenTelemetry's way for new events); both by default."""
     capture_content: bool | None = None
     """Whether spans carry thoughts and answers (see :mod:`ariadne_lc.otel`); ``None``: the environment decides."""
     redact: Redactor | None = None
@@ -290,6 +294,7 @@ class AuditorOptions(TypedDict, total=False):
     rrr_threshold: float
     tracer_provider: TracerProvider | None
     logger_provider: LoggerProvider | None
+    evaluation_events: tuple[str, ...]
     capture_content: bool | None
     redact: Redactor | None
     result_store: ResultStore | None

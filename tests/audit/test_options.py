@@ -93,6 +93,7 @@ def test_the_defaults_are_the_auditors_of_before() -> None:
     assert dataclasses.asdict(DEFAULT_OUTPUT) == {
         "tracer_provider": None,
         "logger_provider": None,
+        "evaluation_events": ("span", "log"),
         "capture_content": None,
         "redact": None,
         "result_store": None,
