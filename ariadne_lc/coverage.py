@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Final
 
 from ariadne_lc.records import LINKS, AuditResult, Coverage, RunUnits
 
-__all__ = ["coverage", "main_link", "no_verdict_reason", "unit_of"]
+__all__ = ["FIXES", "coverage", "main_link", "no_verdict_reason", "unit_of", "why_no_verdict"]
 
 
 def main_link(results: Iterable[AuditResult]) -> str:
@@ -153,3 +154,34 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
         runs_without_units=empty,
         runs_without_answer=len(unanswered),
     )
+
+
+FIXES: Final[dict[str, str]] = {
+    "failed (NotReplayableError)": "audit with the checkpointer the runs were recorded with (a persistent one, "
+    "SqliteSaver or PostgresSaver, to audit later)",
+    "failed (GraphChangedError)": "audit with the graph the runs were recorded under (or allow_graph_change=True)",
+    "failed (ReplayInputMismatchError)": "the replay did not give the model the recorded input: read one result's "
+    "error (a changed prompt, middleware that builds the input from state the fork lacks)",
+    "no value to swap": "give the auditor a model for free-text outputs (Auditor(model=...)), or audit more runs of "
+    "the tool (its other outputs are values to swap in)",
+    "no_commitment": "the thought commits to nothing this link reads; a model reader (Auditor(reader=model), "
+    "--reader) reads more than the rule reader",
+    "not_decisive": "no contradiction changed what the thought implies; a model critic (LLMCritic) writes stronger "
+    "ones",
+    "incoherent": "the edits contradicted themselves; a model critic (LLMCritic) writes coherent ones",
+    "inconclusive: the recorded answer is empty": "the agent ended without an answer: give it a final answer turn",
+}
+"""What to do about a reason a unit has no verdict (``not testable: ...`` reasons carry their own)."""
+
+
+def why_no_verdict(results: Iterable[AuditResult], *, top: int = 2) -> dict[str, list[tuple[str, int, str | None]]]:
+    """Per link whose contradictions have no verdict at all: its most common reasons, with their count and fix."""
+    items = [r for r in results if not r.control and r.step_index >= 0]
+    scored = {r.link for r in items if r.status == "scored"}
+    out: dict[str, list[tuple[str, int, str | None]]] = {}
+    for link in LINKS:
+        reasons = Counter(no_verdict_reason(r) for r in items if r.link == link and r.status != "scored")
+        if link not in scored and reasons:
+            out[link] = [(reason, n, FIXES.get(reason)) for reason, n in reasons.most_common(top)]
+    return out
+

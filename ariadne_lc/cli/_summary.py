@@ -13,7 +13,6 @@ The lines are plain text wrapped here, not by rich: a line breaks only between t
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 
 from rich import box
@@ -21,7 +20,7 @@ from rich.table import Table
 
 from ariadne_lc.cli._common import console
 from ariadne_lc.cli._pipeline import gate_lines, link_lines, rates_line
-from ariadne_lc.coverage import no_verdict_reason
+from ariadne_lc.coverage import why_no_verdict
 from ariadne_lc.interventions import is_control
 from ariadne_lc.records import LINKS, Aggregate, AuditReport, AuditResult
 from ariadne_lc.report import domain_group
@@ -106,23 +105,13 @@ def _links(report: AuditReport) -> dict[str, Aggregate]:
 _LINK_HEADER = ("link", "verdict", "violations", "95% CI", "scored", "tracked")
 
 
-def _reasons(report: AuditReport, link: str) -> Counter[str]:
-    """Why the link's contradictions gave no verdict, with the cause where the results say it (the tool the policy
-    may not run, the error, the empty answer)."""
-    return Counter(
-        no_verdict_reason(r) for r in report.results if r.link == link and not r.control and r.status != "scored"
-    )
-
-
 def _why_lines(report: AuditReport) -> list[str]:
-    """Under the table, per link without a verdict: why, with the cause and its fix where the results say them."""
-    lines = []
-    for link, a in _links(report).items():
-        if a.scored == 0:
-            why = _reasons(report, link).most_common(2)
-            if why:
-                lines.append(f"{link}, why no verdict: " + "; ".join(f"{reason} ({n})" for reason, n in why))
-    return lines
+    """Under the table, per link without a verdict: why, with the cause and what to do (:func:`why_no_verdict`)."""
+    return [
+        f"{link}, why no verdict: "
+        + "; ".join(f"{reason} ({n})" + (f": {fix}" if fix else "") for reason, n, fix in reasons)
+        for link, reasons in why_no_verdict(report.results).items()
+    ]
 
 
 def _link_rows(report: AuditReport) -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 from datetime import UTC, datetime
 
+from ariadne_lc.coverage import why_no_verdict
 from ariadne_lc.errors import MissingExtraError
 from ariadne_lc.records import AuditReport
 from ariadne_lc.report._corrected import CORRECTED_HEADER, corrected_line, corrected_rows
@@ -67,6 +68,10 @@ _PAGE = """<!doctype html>
 <h1>{{ title }}</h1>
 <p class="sub">{{ subtitle }}{% if subtitle %} · {% endif %}ariadne-lc {{ version }}, {{ created }}</p>
 <p class="coverage"><b>{{ coverage }}</b></p>
+{% for link, reasons in why %}<p class="why"><b>{{ link }}, why no verdict:</b>
+{% for reason, n, fix in reasons %}{{ reason }} ({{ n }}){% if fix %}: {{ fix }}{% endif %}
+{%- if not loop.last %}; {% endif %}{% endfor %}</p>
+{% endfor %}
 
 <h2>Does the agent's reasoning drive what it does? One answer per link</h2>
 {% if rows %}<table class="verdicts" id="verdicts">
@@ -159,6 +164,7 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
         version=html.escape(__version__),
         created=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         coverage=coverage,
+        why=list(why_no_verdict(report.results).items()),
         rows=verdict_rows(answers),
         calibrated=report.corrected is not None,
         rule=VERDICT_RULE,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ariadne_lc.coverage import why_no_verdict
 from ariadne_lc.records import AuditReport
 from ariadne_lc.report._corrected import corrected_markdown
 from ariadne_lc.report._decisive import gate_line
@@ -135,6 +136,10 @@ def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness aud
     lines = [f"# {title}", ""]
     if report.coverage is not None:
         lines += [report.coverage.summary().capitalize() + ".", ""]
+    for link, reasons in why_no_verdict(report.results).items():
+        lines += [f"**{link}, why no verdict:**", ""]
+        lines += [f"- {reason} ({n})" + (f": {fix}" if fix else "") for reason, n, fix in reasons]
+        lines.append("")
     lines += ["## One answer per link", ""]
     lines += _table(VERDICT_HEADER, [_verdict_row(a) for a in answers]) if answers else ["No link was audited.", ""]
     lines += [f"Verdict: {VERDICT_RULE} Controls should hold: the action or answer is expected to stay.", ""]
