@@ -84,8 +84,7 @@ class Coverage(BaseModel):
     no_verdict: dict[str, int] = Field(default_factory=dict)
     """Why units got no verdict (a short reason: ``no_commitment``, ``no value to swap``, ...) -> how many."""
     left_out: int = 0
-    """Units the default plan's budget did not sample (docs/method.md#the-budget): in :attr:`units`, without a
-    verdict, and apart from units no audit was possible on."""
+    """Units the default plan's budget did not sample (docs/method.md#the-budget): in :attr:`units`, said apart."""
     runs: int = 0
     """Traces in the report (failed runs included)."""
     runs_failed: dict[str, int] = Field(default_factory=dict)
@@ -93,8 +92,7 @@ class Coverage(BaseModel):
     runs_without_units: int = 0
     """Runs with no unit at all (the agent answered at once)."""
     runs_without_answer: int = 0
-    """Runs that ended with an empty answer (a model that stopped on a tool call, or wrote nothing): none of their
-    audits can have a verdict, there being no answer to compare."""
+    """Runs that ended with an empty answer: none of their audits can have a verdict (nothing to compare)."""
 
     @property
     def rate(self) -> float | None:
@@ -127,10 +125,7 @@ class Coverage(BaseModel):
         if self.left_out:
             line += f"; {self.left_out} left out by the budget (sampled units; rates weighted by inclusion)"
         if self.runs_without_answer:
-            line += (
-                f"; {self.runs_without_answer} of {self.runs} runs ended with an empty answer (nothing to compare: "
-                "the agent needs a final answer turn)"
-            )
+            line += f"; {self.runs_without_answer} of {self.runs} runs ended with an empty answer (nothing to compare)"
         failed = sum(self.runs_failed.values())
         if failed:
             errors = ", ".join(f"{error} {n}" for error, n in sorted(self.runs_failed.items(), key=lambda x: -x[1]))

@@ -38,12 +38,22 @@ and aggregates the controls per kind. The records themselves live in :mod:`ariad
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from statistics import fmean
 from typing import Any
 
+from ariadne_lc._intervals import (
+    BATCH,
+    DEFAULT_CONFIDENCE,
+    DEFAULT_N_RESAMPLES,
+    DEFAULT_SEED,
+    Interval,
+    cluster_bootstrap_mean,
+    rate_and_interval,
+    weighted_rate,
+    wilson_interval,
+)
 from ariadne_lc.coverage import coverage, main_link
 from ariadne_lc.interventions import CONTRADICTIONS, ControlType
 from ariadne_lc.records import (
@@ -74,10 +84,6 @@ __all__ = [
     "wilson_interval",
 ]
 
-DEFAULT_CONFIDENCE = 0.95
-DEFAULT_N_RESAMPLES = 9999
-"""Bootstrap resamples and permutations (the permutation test is exact below 2^13 sign patterns)."""
-DEFAULT_SEED = 0
 DEFAULT_RRR_THRESHOLD = 0.1
 """A step whose CCS is below this is redundant (FaithCheck's default)."""
 UNSPECIFIED_DOMAIN = "unspecified"
@@ -86,94 +92,6 @@ CONTENT_INTERVENTIONS: frozenset[str] = frozenset(
     [*(str(t) for t in CONTRADICTIONS), str(ControlType.ABLATION), str(ControlType.FILLER)]
 )
 """The kinds that change what a step says, and so measure its causal contribution."""
-
-Interval = tuple[float, float]
-
-_BATCH = 1000
-"""Resamples computed at once: memory stays at 1000 x queries whatever ``n_resamples`` is (results are the same)."""
-
-
-def wilson_interval(successes: int, n: int, confidence: float = DEFAULT_CONFIDENCE) -> Interval | None:
-    """The Wilson score interval of a proportion; ``None`` when there are no trials."""
-    if n == 0:
-        return None
-    from scipy.stats import binomtest
-
-    ci = binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
-def weighted_rate(
-    hits: Sequence[bool], inclusion: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
-) -> tuple[float, Interval] | None:
-    """A rate over units sampled with unequal ``inclusion`` probabilities (docs/method.md#the-budget): each unit
-    weighted by 1/inclusion (the Hajek estimator), with the Wilson interval at Kish's effective sample size
-    (sum w)² / sum w². With equal probabilities this is the plain rate and its Wilson interval; ``None`` without
-    units."""
-    if not hits:
-        return None
-    from scipy.stats import norm
-
-    weights = [1.0 / p for p in inclusion]
-    total = sum(weights)
-    rate = sum(w for w, hit in zip(weights, hits, strict=True) if hit) / total
-    n = total * total / sum(w * w for w in weights)
-    z = float(norm.ppf(0.5 + confidence / 2))
-    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
-    return rate, (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def _rate(hits: Sequence[bool], inclusion: Sequence[float], confidence: float) -> tuple[float | None, Interval | None]:
-    """The plain rate and Wilson interval when every unit had the same inclusion probability, else the weighted."""
-    if len(set(inclusion)) > 1:
-        found = weighted_rate(hits, inclusion, confidence)
-        return (None, None) if found is None else found
-    k = sum(hits)
-    return (k / len(hits) if hits else None), wilson_interval(k, len(hits), confidence)
-
-
-def _pooled_mean(sums: Any, counts: Any, axis: int = -1) -> Any:
-    import numpy as np
-
-    return np.sum(sums, axis=axis) / np.sum(counts, axis=axis)
-
-
-def cluster_bootstrap_mean(
-    clusters: Mapping[str, Sequence[float]],
-    *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    n_resamples: int = DEFAULT_N_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> Interval | None:
-    """Percentile bootstrap interval of the pooled mean, resampling clusters (queries) with replacement.
-
-    ``None`` with fewer than two non-empty clusters; the point itself when all cluster means agree.
-    """
-    groups = [list(v) for v in clusters.values() if len(v)]
-    if len(groups) < 2:
-        return None
-    import numpy as np
-    from scipy.stats import bootstrap
-
-    sums = np.array([sum(g) for g in groups], dtype=float)
-    counts = np.array([len(g) for g in groups], dtype=float)
-    means = sums / counts
-    if np.allclose(means, means[0], rtol=0.0, atol=1e-12):
-        return float(means[0]), float(means[0])
-    result = bootstrap(
-        (sums, counts),
-        _pooled_mean,
-        paired=True,
-        vectorized=True,
-        n_resamples=n_resamples,
-        confidence_level=confidence,
-        method="percentile",
-        batch=_BATCH,
-        rng=np.random.default_rng(seed),
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
-
 
 def _scored(results: Iterable[AuditResult]) -> list[AuditResult]:
     return [r for r in results if r.status == "scored" and r.similarity is not None]
@@ -213,8 +131,10 @@ def aggregate(
             _by_query(scored, value), confidence=confidence, n_resamples=n_resamples, seed=seed
         )
 
-    violation_rate, violation_ci = _rate([r.violation for r in scored], [r.inclusion for r in scored], confidence)
-    tracking_rate, tracking_ci = _rate(
+    violation_rate, violation_ci = rate_and_interval(
+        [r.violation for r in scored], [r.inclusion for r in scored], confidence
+    )
+    tracking_rate, tracking_ci = rate_and_interval(
         [r.tracking == "tracks" for r in tracked], [r.inclusion for r in tracked], confidence
     )
     return Aggregate(
@@ -308,7 +228,7 @@ def placebo_comparison(
             vectorized=True,
             n_resamples=n_resamples,
             alternative="two-sided",
-            batch=_BATCH,
+            batch=BATCH,
             rng=np.random.default_rng(seed),
         )
         p_value = float(test.pvalue)

@@ -23,11 +23,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from ariadne_lc._arithmetic import CalculatorError, evaluate, format_number
+from ariadne_lc.interventions._plan_words import (
+    INTENT,
+    clause_bounds,
+    described,
+    last_match,
+    tool_pattern,
+)
 
 __all__ = [
     "ActionReader",
@@ -216,18 +223,6 @@ def call_similarity(a: Sequence[tuple[str, Mapping[str, Any]]], b: Sequence[tupl
 
 # -- the rule reader --------------------------------------------------------------------------------------------
 
-_GENERIC = frozenset({"get", "set", "do", "run", "call", "tool", "fn", "func", "make", "use", "the", "of", "to", "a"})
-_SYNONYMS = {
-    "multiply": ("times", "product"),
-    "add": ("plus", "sum", "total"),
-    "subtract": ("minus", "difference", "take away"),
-    "divide": ("divided", "quotient", "split"),
-    "search": ("look up", "find"),
-    "lookup": ("look up", "find"),
-    "calculator": ("calculate", "compute", "work out", "evaluate"),
-    "calculate": ("compute", "work out", "evaluate"),
-}
-_CLAUSE_END = re.compile(r"[.;!?](?:\s|$)|,?\s+(?:so|then|therefore|thus|hence|but)\s+|,\s+(?=I\b)", re.I)
 _NEGATION = re.compile(
     r"\b(?:not|never|no need to|no longer|instead of|rather than|false that|untrue that|avoid)\b|n't\b", re.I
 )
@@ -240,48 +235,7 @@ _VALUE = re.compile(
     r"(?P<num>(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?(?![\w]))|[\"'“‘](?P<quoted>[^\"'”’]{1,60})[\"'”’]"
     r"|(?<![.!?]\s)(?<!^)\b(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)\b"
 )
-_INTENT = re.compile(
-    r"\b(?:I|we)(?:'ll|'m going to| will| shall| should| must| need to| have to| am going to| are going to| want to"
-    r"| can| plan to)\b|\blet(?:'s| me| us)\b|\b(?:next|first)(?: step)?(?: is)? to\b",
-    re.I,
-)
 _NOT_NAMES = frozenset({"I", "It", "The", "This", "That", "Then", "So", "To", "First", "Next", "Now", "Let", "We"})
-
-
-def _forms(token: str) -> str:
-    """A regex for the word forms of a verb or noun token (multiply -> multiplies, multiplied, multiplying)."""
-    if token.endswith("y") and len(token) > 3:
-        return re.escape(token[:-1]) + r"(?:y|ies|ied|ying|ication)"
-    if token.endswith("ator") and len(token) > 6:  # an agent noun: calculator -> calculate, calculating
-        stem = re.escape(token[:-2])
-        return rf"{re.escape(token)}s?|{stem}(?:e|es|ed|ing|ion)"
-    if token.endswith("e") and len(token) > 3:
-        return re.escape(token[:-1]) + r"(?:e|es|ed|ing|ion)"
-    return re.escape(token) + r"(?:s|es|ed|d|ing|ion|ition)?"
-
-
-def _tool_pattern(spec: ToolSpec) -> re.Pattern[str]:
-    tokens = [t.lower() for t in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", spec.name) if t]
-    alternatives = [r"[\s_-]*".join(re.escape(t) for t in tokens)] if tokens else [re.escape(spec.name)]
-    words = [t for t in tokens if t not in _GENERIC and len(t) >= 3]
-    alternatives += [_forms(t) for t in words]
-    for t in tokens:
-        alternatives += [re.escape(s).replace(r"\ ", r"\s+") for s in _SYNONYMS.get(t, ())]
-    if "lookup" in tokens or tokens[:2] == ["look", "up"]:
-        alternatives.append(r"look(?:s|ed|ing)?\s+(?:\w+\s+)?up")
-    return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", re.I)
-
-
-def _clause_bounds(text: str, at: int) -> tuple[int, int]:
-    """Start and end of the clause around position ``at``."""
-    start, end = 0, len(text)
-    for m in _CLAUSE_END.finditer(text):
-        if m.end() <= at:
-            start = m.end()
-        elif m.start() >= at:
-            end = m.start()
-            break
-    return start, end
 
 
 _EXPRESSION = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:\s*[-+*/x×÷]\s*-?\d[\d,]*(?:\.\d+)?)+(?![\w.])")
@@ -336,66 +290,30 @@ class RuleActionReader:
         last: tuple[int, int, ToolSpec] | None = None
         planned: tuple[int, int, ToolSpec] | None = None  # the last mention in a clause that says what I will do
         for spec in tools:
-            for m in _tool_pattern(spec).finditer(thought):
+            for m in tool_pattern(spec).finditer(thought):
                 if last is None or (m.end(), m.end() - m.start()) > (last[1], last[1] - last[0]):
                     last = (m.start(), m.end(), spec)
-                clause_start, _ = _clause_bounds(thought, m.start())
-                if _INTENT.search(thought[clause_start : m.start()]) and (
+                clause_start, _ = clause_bounds(thought, m.start())
+                if INTENT.search(thought[clause_start : m.start()]) and (
                     planned is None or (m.end(), m.end() - m.start()) > (planned[1], planned[1] - planned[0])
                 ):
                     planned = (m.start(), m.end(), spec)
         # "I should divide 63 by 7, so each piece is 7 times as long": the plan is the divide, not the "times" of
         # the description beside it (a causal reversal puts the description last)
-        last = planned or last or _described(thought, tools)
-        no_call = _last_match(_NO_CALL, thought)
+        last = planned or last or described(thought, tools)
+        no_call = last_match(_NO_CALL, thought)
         if no_call is not None and (last is None or no_call.start() > last[1]):
             return ImpliedAction(no_call=True, reader=self.name)
         if last is None:
             names = ", ".join(s.name for s in tools) or "none"
             return ImpliedAction(reader=self.name, reason=f"the thought names no tool (tools: {names})")
         start, end, spec = last
-        clause_start, clause_end = _clause_bounds(thought, start)
+        clause_start, clause_end = clause_bounds(thought, start)
         negated = len(_NEGATION.findall(thought[clause_start:start])) % 2 == 1
         values = _values(thought[clause_start:clause_end]) or _values(thought) or _object(thought[end:clause_end])
         name_words = {w.casefold() for w in re.split(r"[_\W]+", spec.name) if w}
         values = tuple(v for v in values if v.casefold() not in name_words)
         return ImpliedAction(tool=spec.name, values=values, negated=negated, reader=self.name)
-
-
-_PLAIN_WORDS: Final = frozenset(
-    {
-        "about", "after", "also", "and", "any", "are", "been", "before", "being", "both", "but", "can", "does", "each",
-        "for", "from", "given", "have", "into", "its", "more", "most", "not", "only", "other", "over", "same", "some",
-        "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through",
-        "tool", "tools", "under", "very", "what", "when", "where", "which", "while", "will", "with", "would", "your",
-        "information", "return", "returns",
-    }
-)  # fmt: skip
-
-
-def _described(thought: str, tools: Sequence[ToolSpec]) -> tuple[int, int, ToolSpec] | None:
-    """Where a plan that names no tool describes one: in a clause that says what I will do, the words of one tool's
-    description ("I should search the blog posts for reward hacking" and ``retrieve_docs``, "Search and return
-    information about the blog posts"). The tool whose description shares the most words with the clause, at least
-    two (one for an agent with a single tool), and no other as many; the position of its last word there."""
-    intent = _last_match(_INTENT, thought)
-    if intent is None:
-        return None
-    _, end = _clause_bounds(thought, intent.start())
-    clause = thought[intent.end() : end]
-    scored: list[tuple[int, int, ToolSpec]] = []
-    for spec in tools:
-        words = {w for w in re.findall(r"[a-z]+", spec.description.casefold()) if len(w) >= 4} - _PLAIN_WORDS
-        hits = [m for w in words for m in re.finditer(rf"\b{_forms(w)}\b", clause, re.I)]
-        if hits:
-            scored.append((len({m.group(0).casefold() for m in hits}), max(m.end() for m in hits), spec))
-    if not scored:
-        return None
-    scored.sort(key=lambda x: -x[0])
-    best, at, spec = scored[0]
-    if best < (1 if len(tools) == 1 else 2) or (len(scored) > 1 and scored[1][0] == best):
-        return None
-    return intent.end() + at - 1, intent.end() + at, spec
 
 
 _LEAD = re.compile(r"^\s*(?:up|for|on|about|at|into)?\s*(?:the|a|an)?\s+", re.I)
@@ -407,10 +325,3 @@ def _object(text: str) -> tuple[str, ...]:
     no number or name: the argument of a lookup, at most six words."""
     words = _TAIL.sub("", _LEAD.sub(" ", text)).strip(" ,;:.").split()
     return (" ".join(words[:6]).casefold(),) if 0 < len(words) <= 6 else ()
-
-
-def _last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    found = None
-    for m in pattern.finditer(text):
-        found = m
-    return found

@@ -21,14 +21,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
 from ariadne_lc.interventions._lexicon import family_of
+from ariadne_lc.interventions._plan_words import GENERIC, tool_pattern
 from ariadne_lc.interventions._types import Intervention, InterventionType
-from ariadne_lc.interventions.actions import (
-    _GENERIC,
-    RuleActionReader,
-    ToolSpec,
-    _tool_pattern,
-    normalise_value,
-)
+from ariadne_lc.interventions.actions import RuleActionReader, ToolSpec, normalise_value
 
 __all__ = ["PlanCritic"]
 
@@ -45,7 +40,7 @@ def _word_for(other: ToolSpec, named: ToolSpec, mention: str) -> str:
     if mention.casefold().replace(" ", "_") == named.name.casefold() or "_" in mention:
         return other.name
     mine = set(_tokens(named.name))
-    words = [t for t in _tokens(other.name) if t not in mine and t not in _GENERIC and len(t) >= 3]
+    words = [t for t in _tokens(other.name) if t not in mine and t not in GENERIC and len(t) >= 3]
     word = words[0] if words else other.name
     return word.capitalize() if mention[:1].isupper() else word
 
@@ -106,7 +101,7 @@ class PlanCritic:
         return out
 
     def _tool_swaps(self, thought: str, named: ToolSpec) -> Iterator[tuple[str, str]]:
-        mentions = list(_tool_pattern(named).finditer(thought))
+        mentions = list(tool_pattern(named).finditer(thought))
         if not mentions:
             return
         last = mentions[-1]
