@@ -27,6 +27,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.markup import escape
+
 from ariadne_lc.cli._common import EXIT_GATE, console
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import LINKS, AuditReport
@@ -132,7 +134,8 @@ def gate(
     if fail_above is None:
         return 0
     passed, line = gate_decision(report, fail_above, links=links, min_coverage=min_coverage)
-    console.print(f"[green]{line}[/green]" if passed else f"[red]{line}[/red]", highlight=False, soft_wrap=True)
+    said = escape(line)  # a reason may hold brackets, which Rich would read as markup
+    console.print(f"[green]{said}[/green]" if passed else f"[red]{said}[/red]", highlight=False, soft_wrap=True)
     return 0 if passed else EXIT_GATE
 
 
@@ -173,6 +176,6 @@ class Gate:
         else the gate's (0 without ``--fail-above``)."""
         empty = nothing_measured(report)
         if empty is not None:
-            console.print(f"[red]{empty}[/red]", highlight=False, soft_wrap=True)
+            console.print(f"[red]{escape(empty)}[/red]", highlight=False, soft_wrap=True)
             return EXIT_GATE
         return gate(report, self.fail_above, links=self.links, min_coverage=self.min_coverage)
