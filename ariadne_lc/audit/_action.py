@@ -16,12 +16,11 @@ action still compatible with the edit's" as its scorer, so revisions, placebo ch
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ariadne_lc._cache import Lru
 from ariadne_lc.audit._gate import Gate
 from ariadne_lc.interventions.actions import (
     ActionReader,
@@ -53,22 +52,16 @@ class _Readings:
     most recent :data:`READINGS_KEPT` only, so that a long-running online auditor stays bounded."""
 
     def __init__(self) -> None:
-        self._by_key: OrderedDict[str, ImpliedAction] = OrderedDict()
-        self._lock = threading.Lock()
+        self._by_key: Lru[str, ImpliedAction] = Lru(READINGS_KEPT)
 
     def put(self, action: ImpliedAction) -> str | None:
         key = action.key
         if key is not None:
-            with self._lock:
-                self._by_key[key] = action
-                self._by_key.move_to_end(key)
-                while len(self._by_key) > READINGS_KEPT:
-                    self._by_key.popitem(last=False)
+            self._by_key.put(key, action)
         return key
 
     def get(self, key: str) -> ImpliedAction | None:
-        with self._lock:
-            return self._by_key.get(key)
+        return self._by_key.get(key)
 
 
 class _ActionAsAnswer:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -32,6 +31,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict
 
 from ariadne_lc._arithmetic import CalculatorError, evaluate, format_number
+from ariadne_lc._cache import Lru
 from ariadne_lc._twin import Call, Flow, run_async, run_sync
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.interventions._commitment import (
@@ -255,26 +255,21 @@ class CachedReader:
         self.max_entries = max_entries
         self.hits = 0
         self.misses = 0
-        self._entries: OrderedDict[tuple[str, str], ImpliedAnswer] = OrderedDict()
+        self._entries: Lru[tuple[str, str], ImpliedAnswer] = Lru(max_entries)
         self._lock = threading.Lock()
+        """Guards the counters (the entries have their own)."""
 
     def _get(self, key: tuple[str, str]) -> ImpliedAnswer | None:
+        found = self._entries.get(key)
         with self._lock:
-            found = self._entries.get(key)
             if found is not None:
-                self._entries.move_to_end(key)
                 self.hits += 1
             else:
                 self.misses += 1
-            return found
+        return found
 
     def _put(self, key: tuple[str, str], value: ImpliedAnswer) -> ImpliedAnswer:
-        with self._lock:
-            self._entries[key] = value
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
-        return value
+        return self._entries.put(key, value)
 
     def read(self, query: str, thought: str) -> ImpliedAnswer:
         key = (query, thought)
