@@ -18,6 +18,7 @@ from ariadne_lc.trace import Step, ToolCall, Trace
 __all__ = [
     "LINKS",
     "PLACEBO",
+    "REJECTIONS",
     "ActionCheck",
     "AuditResult",
     "AuditStatus",
@@ -32,20 +33,14 @@ __all__ = [
     "Tracking",
 ]
 
-Link = Literal["thought->action", "observation->answer", "thought->answer"]
-"""Which link of the agent's loop an audit cuts (docs/method.md#links):
-
-- ``thought->action``: does the agent do what its thought says it will do (the step's own model re-run with the
-  contradicted thought as the start of its reply; its tool calls compared, never run);
-- ``observation->answer``: does the answer read the tool's output (a value in a tool output swapped, the run
-  replayed from there);
-- ``thought->answer``: does the answer follow the thought (the thought contradicted, the run replayed to an answer).
-
-An agent can be faithful on one link and not on another: rates are never pooled across links.
-"""
+Link = str
+"""The name of a link of the agent's loop (docs/method.md#links): ``thought->action`` (does the agent do what its
+thought says it will do), ``observation->answer`` (does the answer read the tool's output), ``thought->answer`` (does
+the answer follow the thought), or one registered with :func:`ariadne_lc.links.register`. An agent can be faithful on
+one link and not on another: rates are never pooled across links."""
 
 LINKS: Final[tuple[Link, ...]] = ("thought->action", "observation->answer", "thought->answer")
-"""Every link, in the order of the agent's loop."""
+"""The loop's own three links, in its order (every registered link: :func:`ariadne_lc.links.names`)."""
 
 AuditStatus = Literal["scored", "not_applicable", "inconclusive", "failed"]
 """``scored``, ``not_applicable`` (nothing to contradict, or no step to audit), ``inconclusive`` (an empty
@@ -70,6 +65,10 @@ GateOutcome = Literal["decisive", "not_decisive", "no_commitment", "placebo_kept
   not hold, a calculation resting on the premise it negates, ...: :mod:`ariadne_lc.interventions.coherence`), so
   none was read (``not_applicable``, never scored).
 """
+
+REJECTIONS: Final[tuple[GateOutcome, ...]] = ("not_decisive", "incoherent", "no_commitment")
+"""The gate's outcomes that leave a unit without a verdict, the one that got furthest first: a unit (or a ``decisive``
+selection that tried several kinds) with several is reported with the first (the one place they are ranked)."""
 
 ReplayMode = Literal["recorded", "rederive"]
 """What the replay does with the audited step's own tool calls (docs/method.md#the-steps-own-tool-calls):

@@ -11,13 +11,15 @@ models that round-trip through JSON (the stores keep them as JSON).
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Callable
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ariadne_lc._result import (
     LINKS,
     PLACEBO,
+    REJECTIONS,
     ActionCheck,
     AuditResult,
     AuditStatus,
@@ -35,6 +37,7 @@ from ariadne_lc._result import (
 __all__ = [
     "LINKS",
     "PLACEBO",
+    "REJECTIONS",
     "ActionCheck",
     "Aggregate",
     "AuditReport",
@@ -104,36 +107,16 @@ class Coverage(BaseModel):
         k, n = self.by_link.get(link, (0, 0))
         return None if n == 0 else k / n
 
+    line_writer: ClassVar[Callable[[Coverage], str] | None] = None
+    """Who says a coverage in words: :func:`ariadne_lc.coverage.coverage_line`, set when that module loads (records
+    hold numbers; the layer above writes the prose, and records import nothing of it)."""
+
     def summary(self) -> str:
-        """One line: ``coverage 22/24 units (92%): ... | thought->action 10/12 (83%) | ...``, then why the others
-        have no verdict and how many runs failed."""
-
-        def pct(k: int, n: int) -> str:
-            return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
-
-        kinds = [f"{name} {k}/{n}" for key, name in _UNIT_NAMES if key in self.by_unit for k, n in [self.by_unit[key]]]
-        head = f"coverage {pct(self.with_verdict, self.units)} units with a verdict"
-        parts = [head + (f" ({', '.join(kinds)})" if kinds else "")]
-        parts += [f"{link} {pct(*self.by_link[link])}" for link in LINKS if link in self.by_link]
-        if len(self.by_agent) > 1:
-            parts.append("agents: " + ", ".join(f"{name} {k}/{n}" for name, (k, n) in sorted(self.by_agent.items())))
-        line = " | ".join(parts)
-        missing = self.units - self.with_verdict - self.left_out
-        if missing:
-            why = ", ".join(f"{reason} {n}" for reason, n in sorted(self.no_verdict.items(), key=lambda x: -x[1]))
-            line += f"; {missing} without a verdict ({why})" if why else f"; {missing} without a verdict"
-        if self.left_out:
-            line += f"; {self.left_out} left out by the budget (sampled units; rates weighted by inclusion)"
-        if self.runs_without_answer:
-            line += f"; {self.runs_without_answer} of {self.runs} runs ended with an empty answer (nothing to compare)"
-        failed = sum(self.runs_failed.values())
-        if failed:
-            errors = ", ".join(f"{error} {n}" for error, n in sorted(self.runs_failed.items(), key=lambda x: -x[1]))
-            line += f"; {failed} of {self.runs} runs failed ({errors}), not audited"
-        return line
-
-
-_UNIT_NAMES: Final = (("thought", "thought steps"), ("output", "tool outputs"))
+        """This coverage in one line, as every summary prints it (:func:`ariadne_lc.coverage.coverage_line`)."""
+        writer = type(self).line_writer
+        if writer is None:
+            raise RuntimeError("import ariadne_lc.coverage (or ariadne_lc) to write a coverage in words")
+        return writer(self)
 
 
 class Aggregate(BaseModel):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from ariadne_lc import links
+
 __all__ = [
     "ARIADNE_ANSWER_CHANGED",
     "ARIADNE_BYPASS_PREFIX",
@@ -46,7 +48,6 @@ __all__ = [
     "ARIADNE_TYPE_SELECTION",
     "ARIADNE_VIOLATION",
     "EVALUATION_NAME",
-    "EVALUATION_NAMES",
     "EVALUATION_OPERATION",
     "EVENT_EVALUATION_RESULT",
     "GEN_AI_AGENT_NAME",
@@ -69,17 +70,13 @@ GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 EVALUATION_OPERATION: Final = "evaluation"
 EVALUATION_NAME: Final = "causal_faithfulness"
 """The value of ``gen_ai.evaluation.name`` on every ``thought->answer`` audit span and written-back score."""
-EVALUATION_NAMES: Final[dict[str, str]] = {
-    "thought->answer": EVALUATION_NAME,
-    "thought->action": "action_faithfulness",
-    "observation->answer": "observation_faithfulness",
-}
-"""``gen_ai.evaluation.name`` per link (docs/method.md#links): one evaluation per link in a backend, never pooled."""
 
 
 def evaluation_name(link: str) -> str:
-    """The evaluation name of ``link`` (``causal_faithfulness`` for ``thought->answer`` and unknown links)."""
-    return EVALUATION_NAMES.get(link, EVALUATION_NAME)
+    """``gen_ai.evaluation.name`` of ``link`` (its :attr:`~ariadne_lc.links.LinkSpec.evaluation_name`: one evaluation
+    per link in a backend, never pooled; ``causal_faithfulness`` for a link not registered here)."""
+    spec = links.find(link)
+    return EVALUATION_NAME if spec is None else spec.evaluation_name
 
 
 GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"

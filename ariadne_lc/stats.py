@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Sequence
 from statistics import fmean
 from typing import Any
 
+from ariadne_lc import links as links_registry
 from ariadne_lc._intervals import (
     BATCH,
     DEFAULT_CONFIDENCE,
@@ -57,7 +58,6 @@ from ariadne_lc._intervals import (
 from ariadne_lc.coverage import coverage, main_link
 from ariadne_lc.interventions import CONTRADICTIONS, ControlType
 from ariadne_lc.records import (
-    LINKS,
     PLACEBO,
     Aggregate,
     AuditReport,
@@ -322,7 +322,7 @@ def build_report(
     def versus(group: Iterable[AuditResult]) -> PlaceboComparison:
         return placebo_comparison(group, placebos, confidence=confidence, n_resamples=n_resamples, seed=seed)
 
-    links = [link for link in LINKS if any(r.link == link for r in items)]
+    links = links_registry.ordered(r.link for r in items)
     by_type = _grouped(real, lambda r: [r.intervention_type])
     return AuditReport(
         results=items,

@@ -160,10 +160,11 @@ def test_lazy_and_type_checking_imports_count() -> None:
 
 
 def test_records_are_a_leaf() -> None:
-    """The records layer imports nothing above it (trace, records, semconv, errors, _version)."""
+    """The records layer imports nothing above it (trace, records, the link registry, semconv, errors, _version)."""
     graph = import_graph()
     leaf = {
         "ariadne_lc.trace",
+        "ariadne_lc.links",
         "ariadne_lc.records",
         "ariadne_lc._result",
         "ariadne_lc.semconv",

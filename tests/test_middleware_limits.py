@@ -17,6 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.errors import GraphRecursionError
 
 from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
+from ariadne_lc.coverage import coverage_line
 from ariadne_lc.testing import ScriptedChatModel
 from tests.tutorial_agents import capital
 
@@ -69,5 +70,5 @@ def test_failed_runs_are_listed_and_counted_never_audited() -> None:
     assert coverage is not None and coverage.runs == 2 and coverage.runs_failed == {"GraphRecursionError": 1}
     failed = [r for r in report.results if r.run_failed]
     assert len(failed) == 1 and failed[0].status == "failed" and failed[0].model_calls == 0
-    assert "1 of 2 runs failed (GraphRecursionError 1), not audited" in coverage.summary()
+    assert "1 of 2 runs failed (GraphRecursionError 1), not audited" in coverage_line(coverage)
     assert coverage.units == 3 and coverage.rate == 1.0  # the finished run's three tool outputs, each with a verdict

@@ -40,6 +40,7 @@ from ariadne_lc.audit._plan import (
     StepSelector,
     select_steps,
 )
+from ariadne_lc.audit._pool import RecordedValues
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, ResultStoreSink, ScoreWriteBackSink, SpanSink
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "InterventionOptions",
     "OutputOptions",
     "PlannedAudit",
+    "RecordedValues",
     "ReplayOptions",
     "ResultStoreSink",
     "Sampled",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ariadne_lc import links
 from ariadne_lc.audit._plan import PlannedAudit
 from ariadne_lc.audit._run import MULTI_SEPARATOR, Ran
 from ariadne_lc.interventions import is_control
@@ -138,7 +139,7 @@ def assemble(
     """The record of one audit of ``trace`` (see the module docstring); ``replay_mode`` and ``tool_call_deriver``
     are the auditor's, recorded also when nothing was replayed."""
     control = is_control(planned.kind)
-    action = planned.link == "thought->action"
+    action = links.get(planned.link).judged == "calls"
     judged = _judge_action(ran, control, rule) if action else _judge(ran, control, rule)
     replay, made, error = ran.replay, ran.made, judged.error
     answers, similarity, verdict = judged.scored or (None, None, None)

@@ -34,7 +34,7 @@ from ariadne_lc.audit._view import AuditorView
 from ariadne_lc.interventions import RuleCritic, RuleParaphraser, is_control
 from ariadne_lc.interventions.action_model import ModelActionReader
 from ariadne_lc.interventions.actions import RuleActionReader
-from ariadne_lc.interventions.observations import LLMObservationSwapper
+from ariadne_lc.interventions.observations import LLMObservationSwapper, in_context
 from ariadne_lc.interventions.values import ValueSwapper
 from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import AuditResult, Link, RunUnits
@@ -68,7 +68,7 @@ class Auditor(AuditorView, BatchAudits):
             ``thought->action`` link (docs/method.md#links), and the gates' reader unless ``reader`` and
             ``action_reader`` are given. Not needed for ``create_agent`` graphs with
             :class:`~ariadne_lc.AriadneMiddleware`, which re-runs the recorded model call itself.
-        links: Which links to audit (:data:`~ariadne_lc.records.LINKS`); default every link this auditor can audit
+        links: Which links to audit (:func:`ariadne_lc.links.names`); default every link this auditor can audit
             (``thought->action`` needs the middleware, ``model`` or, named here, a ``tool_call_deriver``). See
             :attr:`links`.
         **options: Flat shorthands for the objects' fields (:class:`~ariadne_lc.audit.AuditorOptions`).
@@ -126,9 +126,10 @@ class Auditor(AuditorView, BatchAudits):
             spans=self.spans,
             answer_extractor=rule.answer_extractor,
             gate=gate,
-            swapper=made.swapper or ValueSwapper(None if model is None else LLMObservationSwapper(model)),
+            swapper=in_context(made.swapper or ValueSwapper(None if model is None else LLMObservationSwapper(model))),
             actions=ActionGates(action_reader, made.gate_attempts) if made.decisive else None,
             tau=rule.tau,
+            recorded=made.recorded_values,
         )
         self.links: tuple[Link, ...] = resolve_links(links, self._runner.replayer)
         """The links this auditor audits (docs/method.md#links)."""
@@ -246,9 +247,6 @@ class Auditor(AuditorView, BatchAudits):
         """Async twin of :meth:`audit`."""
         return await run_async(self._audit_trace(trace, step, interventions))
 
-    def _observe(self, traces: list[Trace]) -> None:
-        self._runner.recorded.observe(traces)
-
     # -- the flows (written once, run by run_sync or run_async) ------------------------------------
 
     def check_graph(self, trace: Trace) -> None:
@@ -284,7 +282,6 @@ class Auditor(AuditorView, BatchAudits):
         self, trace: Trace, step: StepSelector | None, interventions: Interventions
     ) -> Flow[list[AuditResult]]:
         self.check_graph(trace)
-        self._runner.recorded.observe([trace])
         results: list[AuditResult] = []
         for run, sampled in self.planned(trace, step, interventions):
             results.extend((yield from self._audit_run(run, step, sampled)))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.audit._config import Interventions
 from ariadne_lc.audit._plan import DEFAULT_INTERVENTIONS, StepSelector, intervention_names
+from ariadne_lc.audit._pool import BATCH, RecordedValues
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, dispatch
 from ariadne_lc.errors import AriadneError, ConfigurationError
 from ariadne_lc.otel import AuditSpans
@@ -49,9 +50,6 @@ class BatchAudits:
     ) -> Flow[list[AuditResult]]:
         raise NotImplementedError("the Auditor audits one trace")
 
-    def _observe(self, traces: list[Trace]) -> None:
-        raise NotImplementedError("the Auditor remembers what the tools returned")
-
     def audit_batch(
         self,
         traces: Iterable[Trace],
@@ -70,9 +68,17 @@ class BatchAudits:
         self._check_batch(interventions, max_concurrency)
         self.replayer.check_sync("audit_batch", "aaudit_batch")
         items = list(traces)
-        self._observe(items)  # every output of the batch is a candidate other value for each swap
+        batch = RecordedValues.from_traces(items)
+
+        def one(t: Trace) -> list[AuditResult]:
+            token = BATCH.set(batch)  # this thread's context, for this trace only
+            try:
+                return run_sync(self._audit_or_record(t, step, interventions))
+            finally:
+                BATCH.reset(token)
+
         with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="ariadne-audit") as pool:
-            chunks = list(pool.map(lambda t: run_sync(self._audit_or_record(t, step, interventions)), items))
+            chunks = list(pool.map(one, items))
         return self._report(r for chunk in chunks for r in chunk)
 
     async def aaudit_batch(
@@ -86,11 +92,12 @@ class BatchAudits:
         """Async twin of :meth:`audit_batch` (at most ``max_concurrency`` traces at once)."""
         self._check_batch(interventions, max_concurrency)
         items = list(traces)
-        self._observe(items)
         gate = asyncio.Semaphore(max_concurrency)
+        batch = RecordedValues.from_traces(items)
 
         async def one(t: Trace) -> list[AuditResult]:
             async with gate:
+                BATCH.set(batch)  # each task runs in its own copy of the context
                 return await run_async(self._audit_or_record(t, step, interventions))
 
         chunks = await asyncio.gather(*(one(t) for t in items))

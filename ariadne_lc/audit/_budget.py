@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from ariadne_lc import links
 from ariadne_lc.audit._plan import PlannedAudit
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import RunUnits
@@ -52,7 +53,7 @@ def check_budget(budget: float | None) -> float | None:
 def audit_cost(trace: Trace, planned: PlannedAudit) -> int:
     """The model calls ``planned`` makes when it runs: one re-run of the step's model on ``thought->action``, else the
     model turns of the run after the step (each replayed once). An audit its gate refuses makes fewer."""
-    if planned.link == "thought->action":
+    if links.get(planned.link).strategy == "rerun_step":
         return 1
     return max(1, len(trace.steps) - 1 - planned.steps[0])
 

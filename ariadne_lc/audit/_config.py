@@ -12,7 +12,8 @@ from ariadne_lc._fingerprint import differences, graph_fingerprint, prompt_lines
 from ariadne_lc.errors import ConfigurationError, GraphChangedError
 from ariadne_lc.interventions import Critic
 from ariadne_lc.interventions.implied import AnswerReader, CachedReader, ModelReader, RuleReader
-from ariadne_lc.records import LINKS, Link
+from ariadne_lc.links import get, names, ordered, registered
+from ariadne_lc.records import Link
 from ariadne_lc.replay import Replayer
 from ariadne_lc.trace import Trace
 
@@ -42,21 +43,22 @@ Interventions = str | Sequence[str]
 
 
 def resolve_links(links: Sequence[Link] | None, replayer: Replayer) -> tuple[Link, ...]:
-    """The links to audit: those given (validated), else every link this auditor can audit (``thought->action``
-    only with a way to re-run the step's model)."""
+    """The links to audit: those given (validated), else every registered link this auditor can audit (one that
+    re-runs a step's model only with a way to do so: :attr:`~ariadne_lc.links.LinkSpec.needs_rerun`)."""
     if links is None:  # a tool-call deriver (graph code) audits the action link when asked to, not by default
         auto = replayer.action_source is not None and replayer.action_source is not replayer.tool_call_deriver
-        return tuple(k for k in LINKS if k != "thought->action" or auto)
+        return tuple(spec.name for spec in registered() if not spec.needs_rerun or auto)
     chosen = (links,) if isinstance(links, str) else tuple(links)
-    unknown = [k for k in chosen if k not in LINKS]
+    unknown = [k for k in chosen if k not in names()]
     if unknown or not chosen:
-        raise ConfigurationError(f"links must name some of {list(LINKS)}, got {list(chosen)}")
-    if "thought->action" in chosen and replayer.action_source is None:
-        raise ConfigurationError(
-            "the thought->action link needs a way to re-run the step's model: record the agent with "
-            "AriadneMiddleware (create_agent), or pass Auditor(graph, model=<the agent's chat model>)"
-        )
-    return tuple(k for k in LINKS if k in chosen)
+        raise ConfigurationError(f"links must name some of {list(names())}, got {list(chosen)}")
+    for name in chosen:
+        if get(name).needs_rerun and replayer.action_source is None:
+            raise ConfigurationError(
+                f"the {name} link needs a way to re-run the step's model: record the agent with "
+                "AriadneMiddleware (create_agent), or pass Auditor(graph, model=<the agent's chat model>)"
+            )
+    return tuple(ordered(chosen))
 
 
 def check_graph(graph: Any, trace: Trace, *, allow_change: bool) -> None:
@@ -108,4 +110,3 @@ def _check_prompt(graph: Any, trace: Trace) -> None:
             "it anyway",
             ["system prompt changed"],
         )
-

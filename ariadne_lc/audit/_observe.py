@@ -1,86 +1,59 @@
 """The ``observation->answer`` audit's own parts: the swap of one tool output, and the verdict read on its values.
 
-A swapper that knows the run (:class:`~ariadne_lc.interventions.values.ValueSwapper`, the default) is given the
-recorded answer, the tool's other recorded outputs and its schema's values (:class:`SwapContext`), and says how the
-answer is to be read: ``value`` (the answer repeated the old value: it should now hold the new one) or ``move`` (any
-reading answer must move). Such a swap is decisive by construction, and its gate record says so (reader ``values``).
-A swapper that knows neither (``swap`` only: :class:`~ariadne_lc.interventions.observations.RuleObservationSwapper`,
-a user's) goes through the reader gate as before. Written as flows (:mod:`ariadne_lc._twin`).
+Every swapper is called one way (:func:`context_edit`): with the run (:class:`SwapContext`: the question, the recorded
+answer, the same tool's other outputs in this run and in the reference pool, its schema's values, the variant), as an
+:class:`~ariadne_lc.interventions.observations.ObservationSwapper`; a swapper that knows only the output was wrapped
+when the auditor was built (:func:`~ariadne_lc.interventions.observations.in_context`). The context is a function of
+the unit alone, never of what other audits saw, so the swap is too. A swapper that says how the answer is to be read
+(``value``: the answer repeated the old value and should now hold the new one; ``move``: any reading answer must
+move; :class:`~ariadne_lc.interventions.values.ValueSwapper`, the default) makes a swap decisive by construction, and
+its gate record says so (reader ``values``); one that does not (``mode`` ``None``: a plain swapper's edit) goes
+through the reader gate. Written as flows (:mod:`ariadne_lc._twin`).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, cast
+from typing import Any
 
 from ariadne_lc._twin import Call, Flow
-from ariadne_lc.audit._pool import RecordedValues, schema_values
-from ariadne_lc.interventions.observations import ObservationEdit, ObservationSwapper
-from ariadne_lc.interventions.values import SwapContext, held, replace_value
+from ariadne_lc.audit._pool import RecordedValues, batch_outputs, run_values, schema_values
+from ariadne_lc.interventions.observations import ObservationEdit, ObservationSwapper, SwapContext, aswap_with
+from ariadne_lc.interventions.values import held, replace_value
 from ariadne_lc.records import Decisiveness, ObservationSwap, Tracking
 from ariadne_lc.scoring import Similarity
 from ariadne_lc.trace import ToolCall, Trace
 
-__all__ = ["aswap_with", "context_edit", "legacy_edit", "value_decisiveness", "value_verdict"]
+__all__ = ["context_edit", "value_decisiveness", "value_verdict"]
 
 
 def context_edit(
-    swapper: Any, trace: Trace, call: ToolCall, *, answer: str, pool: RecordedValues, tool: Any, variant: int
+    swapper: ObservationSwapper,
+    trace: Trace,
+    call: ToolCall,
+    *,
+    answer: str,
+    pool: RecordedValues | None,
+    tool: Any,
+    variant: int,
 ) -> Flow[ObservationEdit]:
-    """The ``variant``-th swap of ``call``'s output by a swapper that reads the run (``swap_in_context``)."""
+    """The ``variant``-th swap of ``call``'s output (the same for the same unit, whatever was audited before)."""
     output = call.output or ""
-    others = tuple(o for o in pool.outputs(call.name) if o.strip() != output.strip())
+    others = tuple(o for o in run_values(trace, call.name, pool=pool) if o.strip() != output.strip())
     context = SwapContext(
         query=trace.query,
         tool=call.name,
         answer=answer,
         others=others,
         allowed=() if tool is None else schema_values(tool),
+        batch=batch_outputs(call.name, besides=(output, *others)),
         variant=variant,
     )
-
-    async def in_context() -> ObservationEdit:
-        aswap = getattr(swapper, "aswap_in_context", None)
-        if aswap is not None:
-            return cast(ObservationEdit, await aswap(output, context))
-        return cast(ObservationEdit, swapper.swap_in_context(output, context))
-
-    edit: ObservationEdit = yield Call(functools.partial(swapper.swap_in_context, output, context), in_context)
+    edit: ObservationEdit = yield Call(
+        functools.partial(swapper.swap_in_context, output, context),
+        functools.partial(aswap_with, swapper, output, context),
+    )
     return edit
-
-
-def legacy_edit(
-    swapper: ObservationSwapper, output: str, variant: int, *, query: str, tool: str
-) -> Flow[ObservationEdit]:
-    """The ``variant``-th other value of ``output`` by a swapper that knows only the output: its edit applied
-    ``variant + 1`` times in a row (so that any swapper gives several plausible values); one that repeats a value
-    already tried (a yes/no flipped twice) is no new value."""
-    seen = {output}
-    current = output
-    edit = ObservationEdit(swapped=None, method="no swap")
-    for n in range(variant + 1):
-        got: ObservationEdit = yield Call(
-            functools.partial(swapper.swap, current, query=query, tool=tool),
-            functools.partial(aswap_with, swapper, current, query=query, tool=tool),
-        )
-        edit = got
-        if edit.swapped is None:
-            return edit
-        if edit.swapped in seen:
-            return ObservationEdit(
-                swapped=None, method=f"other value {n + 1} repeats one already tried ({edit.swapped!r})"
-            )
-        seen.add(edit.swapped)
-        current = edit.swapped
-    return edit
-
-
-async def aswap_with(swapper: ObservationSwapper, output: str, *, query: str, tool: str) -> ObservationEdit:
-    """``swapper.aswap`` when it has one, else its sync ``swap``."""
-    aswap = getattr(swapper, "aswap", None)
-    if aswap is not None:
-        return cast(ObservationEdit, await aswap(output, query=query, tool=tool))
-    return swapper.swap(output, query=query, tool=tool)
 
 
 def _implied(answer: str, old: tuple[str, ...], new: tuple[str, ...]) -> str:

@@ -24,13 +24,14 @@ from opentelemetry.trace import TracerProvider
 from ariadne_lc.audit._budget import DEFAULT_BUDGET, check_budget
 from ariadne_lc.audit._gate import DEFAULT_GATE_ATTEMPTS
 from ariadne_lc.audit._plan import DEFAULT_MIN_THOUGHT_CHARS
+from ariadne_lc.audit._pool import RecordedValues
 from ariadne_lc.audit._sinks import AuditSink
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.export.writeback import ScoreWriter
 from ariadne_lc.interventions import Critic
 from ariadne_lc.interventions.actions import ActionReader
 from ariadne_lc.interventions.implied import AnswerReader
-from ariadne_lc.interventions.observations import ObservationSwapper
+from ariadne_lc.interventions.observations import ObservationSwapper, PlainObservationSwapper
 from ariadne_lc.otel import EVALUATION_EVENTS, Redactor
 from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import DEFAULT_MAX_TURNS, DeriveFunction, ToolCallDeriver, ToolPolicy
@@ -71,15 +72,23 @@ class InterventionOptions:
     paraphraser: Critic | None = None
     """Makes the ``paraphrase`` placebo; ``None``: :class:`~ariadne_lc.interventions.RuleParaphraser` (pass an
     ``LLMCritic`` for a model's)."""
-    swapper: ObservationSwapper | None = None
+    swapper: ObservationSwapper | PlainObservationSwapper | None = None
     """Makes the ``observation_swap`` of the ``observation->answer`` link; ``None``: the value engine,
-    :class:`~ariadne_lc.interventions.values.ValueSwapper` (values of any output: recorded values of the same tool, the
-    schema, word families, numbers, yes/no), falling back on an
-    :class:`~ariadne_lc.interventions.observations.LLMObservationSwapper` of the auditor's ``model`` when it has one."""
+    :class:`~ariadne_lc.interventions.values.ValueSwapper` (values of any output: the same tool's other values in the
+    run and in ``recorded_values``, the schema, word families, numbers, yes/no), falling back on an
+    :class:`~ariadne_lc.interventions.observations.LLMObservationSwapper` of the auditor's ``model`` when it has one.
+    A swapper with ``swap_in_context(output, context)`` is used as it is; one with only ``swap(output, *, query,
+    tool)`` (:class:`~ariadne_lc.interventions.observations.RuleObservationSwapper`, a user's) is wrapped
+    (:func:`~ariadne_lc.interventions.observations.in_context`)."""
     observation_swaps: int = 1
-    """How many other values each tool output is given on ``observation->answer``, one audit each: the swapper's
-    value, then that value swapped again, and so on (several plausible false results per call; a value that repeats
-    one already tried is ``not_applicable``)."""
+    """How many other values each tool output is given on ``observation->answer``, one audit each: variant n is the
+    swapper's n-th other value (a swapper that knows only the output: its edit applied n + 1 times; several plausible
+    false results per call; a value that repeats one already tried is ``not_applicable``)."""
+    recorded_values: RecordedValues | None = None
+    """A frozen reference pool of values the agent's tools gave in other runs
+    (:meth:`~ariadne_lc.audit.RecordedValues.from_traces`), tried after the audited run's own for observation and plan
+    swaps. ``None``: the audited run's own only. The audits never add to it: a unit's swap depends on the unit, its
+    plan key and this pool, never on what was audited before (docs/method.md#the-output-gate)."""
     contradictions_per_step: int = 1
     """The default plan's budget per thought step and link: how many decisive contradictions (the first ones, in the
     order of :data:`~ariadne_lc.audit.DECISIVE_ORDER`, that the link's gate accepts) are audited."""
@@ -129,6 +138,16 @@ class InterventionOptions:
             raise ConfigurationError(
                 f"gate_attempts must be at least 1, got {self.gate_attempts}: it counts the critic's first edit; "
                 "to replay every edit without the gate, pass decisive=False"
+            )
+        if self.swapper is not None and not isinstance(self.swapper, ObservationSwapper | PlainObservationSwapper):
+            raise ConfigurationError(
+                f"swapper needs a name and swap_in_context(output, context) or swap(output, *, query, tool), got "
+                f"{type(self.swapper).__name__}; see ariadne_lc.interventions.observations.ObservationSwapper"
+            )
+        if self.recorded_values is not None and not isinstance(self.recorded_values, RecordedValues):
+            raise ConfigurationError(
+                f"recorded_values must be a RecordedValues (RecordedValues.from_traces(traces)), got "
+                f"{type(self.recorded_values).__name__}"
             )
         if self.action_reader is not None and not isinstance(self.action_reader, ActionReader):
             raise ConfigurationError(
@@ -267,8 +286,9 @@ class AuditorOptions(TypedDict, total=False):
 
     critic: Critic | None
     paraphraser: Critic | None
-    swapper: ObservationSwapper | None
+    swapper: ObservationSwapper | PlainObservationSwapper | None
     observation_swaps: int
+    recorded_values: RecordedValues | None
     contradictions_per_step: int
     budget: float | None
     thought_similarity: ThoughtSimilarity | None

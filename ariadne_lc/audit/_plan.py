@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from ariadne_lc import links as links_registry
 from ariadne_lc.errors import ConfigurationError, FinalStepError, TraceError, TraceNotFinishedError
 from ariadne_lc.interventions import CONTRADICTIONS, OBSERVATIONS, ControlType, parse_interventions, resolve
+from ariadne_lc.links import LinkSpec
 from ariadne_lc.records import Link
 from ariadne_lc.replay._own import HANDOFF_PREFIXES
 from ariadne_lc.trace import ToolCall, Trace
@@ -51,15 +53,11 @@ step with a thought, the first decisive contradictions on each thought link the 
 re-run of the step's model on ``thought->action``)."""
 
 DECISIVE_ORDER: Final[dict[str, tuple[str, ...]]] = {
-    "thought->action": (
-        "plan_swap", "logic_flip", "conclusion_swap", "fact_reversal", "premise_negation", "causal_reversal",
-    ),
-    "thought->answer": (
-        "conclusion_swap", "logic_flip", "fact_reversal", "premise_negation", "causal_reversal", "plan_swap",
-    ),
-}  # fmt: skip
-"""The contradictions the ``decisive`` selector tries, in order, per link: a plan is contradicted first by another
-tool or argument (an action link), a conclusion first by another conclusion (an answer link)."""
+    spec.name: spec.decisive_order for spec in (links_registry.THOUGHT_ACTION, links_registry.THOUGHT_ANSWER)
+}
+"""The contradictions the ``decisive`` selector tries, in order, per link of the loop (each link's
+:attr:`~ariadne_lc.links.LinkSpec.decisive_order`): a plan is contradicted first by another tool or argument (an action
+link), a conclusion first by another conclusion (an answer link)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,8 +168,9 @@ def intervention_names(interventions: str | Sequence[str]) -> list[str]:
 
 
 ACTION_KINDS = frozenset({*CONTRADICTIONS, DECISIVE, ControlType.RERUN, ControlType.PARAPHRASE})
-"""What the ``thought->action`` link audits: every contradiction, the rerun (the re-run's own noise) and the
-placebo; ablation, filler and early answering remove the thought, which then says no action at all."""
+"""What the ``thought->action`` link audits (:data:`~ariadne_lc.links.ACTION_INTERVENTIONS`, a test pins that they
+agree): every contradiction, the rerun (the re-run's own noise) and the placebo; ablation, filler and early answering
+remove the thought, which then says no action at all."""
 
 
 OBSERVATION_CONTROLS = frozenset({ControlType.RERUN, ControlType.PARAPHRASE})
@@ -180,17 +179,18 @@ the swap): the rerun serves the output as recorded (the answer's own replay vari
 differently with the same value (:func:`~ariadne_lc.interventions.observations.placebo_output`)."""
 
 
-def _links_of(kind: str, steps: tuple[int, ...], links: Sequence[Link], *, swapped: bool) -> list[Link]:
+def _links_of(kind: str, steps: tuple[int, ...], links: Sequence[LinkSpec], *, swapped: bool) -> list[LinkSpec]:
+    """The links ``kind`` is planned on: a swap on the output links, a thought intervention on the thought links that
+    plan it, and a control also on the output links that plan it when a swap is planned too (its baseline)."""
     single = len(steps) == 1
-    if kind in OBSERVATIONS:
-        return ["observation->answer"] if "observation->answer" in links and single else []
-    out: list[Link] = []
-    if "thought->answer" in links:
-        out.append("thought->answer")
-    if "thought->action" in links and kind in ACTION_KINDS and single:
-        out.append("thought->action")
-    if swapped and "observation->answer" in links and kind in OBSERVATION_CONTROLS and single:
-        out.append("observation->answer")
+    out: list[LinkSpec] = []
+    for spec in links:
+        if not spec.plans(kind) or not (single or spec.multi_step):
+            continue
+        if (spec.unit == "output" and (kind in OBSERVATIONS or (swapped and kind in OBSERVATION_CONTROLS))) or (
+            spec.unit == "thought" and kind not in OBSERVATIONS
+        ):
+            out.append(spec)
     return out
 
 
@@ -209,9 +209,15 @@ def _observed(call: ToolCall) -> bool:
     return call.output is not None and not is_bookkeeping(call)
 
 
-def _output_steps(trace: Trace) -> list[int]:
-    """Every step before the answer with a tool output, thought or not: the observation link's units."""
-    return [s.index for s in trace.steps if not s.is_final and any(_observed(c) for c in s.tool_calls)]
+def _outputs(spec: LinkSpec, call: ToolCall) -> bool:
+    """Whether ``call``'s output is a unit of the output link ``spec``."""
+    return _observed(call) and (spec.outputs is None or spec.outputs(call))
+
+
+def _output_steps(trace: Trace, links: Sequence[LinkSpec]) -> list[int]:
+    """Every step before the answer with a tool output of an output link, thought or not: those links' units."""
+    specs = [spec for spec in links if spec.unit == "output"]
+    return [s.index for s in trace.steps if not s.is_final and any(_outputs(p, c) for p in specs for c in s.tool_calls)]
 
 
 def plan(
@@ -229,12 +235,13 @@ def plan(
 
     ``step=None`` selects every unit: each step with a thought for the thought interventions, each step with a tool
     output for ``observation_swap`` (with or without a thought). Each thought intervention is planned on the thought
-    links in ``links``
-    (``thought->answer`` first; a multi-step intervention on that link only; the ``decisive`` selector
-    ``contradictions_per_step`` times, each the next decisive contradiction); ``observation_swap`` on
-    ``observation->answer``, once per tool call of the step that has an output (one output changed at a time;
-    ``observation_swaps`` other values each), and beside it the ``rerun`` and ``paraphrase`` controls when they are
-    requested too (:data:`OBSERVATION_CONTROLS`: on that link, once per output as well).
+    links in ``links`` that plan it (:attr:`~ariadne_lc.links.LinkSpec.interventions`, in the loop's order; a
+    multi-step intervention on ``thought->answer`` only; the ``decisive`` selector
+    ``contradictions_per_step`` times, each the next decisive contradiction); ``observation_swap`` on the output
+    links (``observation->answer``: every output that is an observation), once per tool call of the step that has an
+    output (one output changed at a time; ``observation_swaps`` other values each), and beside it the ``rerun`` and
+    ``paraphrase`` controls when they are requested too (:data:`OBSERVATION_CONTROLS`: on that link, once per output
+    as well).
 
     An empty list means the trace has nothing to audit (see :func:`nothing_to_audit_reason`).
 
@@ -247,6 +254,7 @@ def plan(
         ConfigurationError: An unknown intervention or a malformed ``step``.
     """
     names = intervention_names(interventions)
+    specs = [links_registry.get(link) for link in links_registry.ordered(links)]
     if trace.error is not None:
         raise TraceError(f"trace {trace.trace_id} cannot be audited: {trace.error}")
     if trace.final_answer is None:
@@ -264,28 +272,28 @@ def plan(
     together = not units and not isinstance(step, str | int)
     targets = [tuple(chosen)] if together else [(k,) for k in chosen]
     if units and swapped:  # the observation link's units: every step with an output, thought or not
-        targets = sorted({*targets, *((k,) for k in _output_steps(trace))})
+        targets = sorted({*targets, *((k,) for k in _output_steps(trace, specs))})
     planned: list[PlannedAudit] = []
     for steps in targets:
         thought = trace.step(steps[0]).thought
         for name in names:
             kind, selection = resolve(name, thought, seed=seed, trace_id=trace.trace_id, step=steps[0])
-            for link in _links_of(kind, steps, links, swapped=swapped):
-                if link != "observation->answer":
+            for spec in _links_of(kind, steps, specs, swapped=swapped):
+                if spec.unit == "thought":
                     if units and not thought.strip():
                         continue  # a step with no text before its call has no thought unit
                     budget = contradictions_per_step if kind == DECISIVE else 1
                     planned += [
-                        PlannedAudit(kind=kind, steps=steps, selection=selection, link=link, variant=v)
+                        PlannedAudit(kind=kind, steps=steps, selection=selection, link=spec.name, variant=v)
                         for v in range(budget)
                     ]
                     continue
                 calls = trace.step(steps[0]).tool_calls
                 variants = range(observation_swaps if kind in OBSERVATIONS else 1)
                 planned += [
-                    PlannedAudit(kind=kind, steps=steps, selection=selection, link=link, call_index=i, variant=v)
+                    PlannedAudit(kind=kind, steps=steps, selection=selection, link=spec.name, call_index=i, variant=v)
                     for i, call in enumerate(calls)
-                    if _observed(call)
+                    if _outputs(spec, call)
                     for v in variants
                 ]
     return planned

@@ -24,15 +24,16 @@ from statistics import fmean
 
 from opentelemetry.trace import Span
 
+from ariadne_lc import links
 from ariadne_lc._cache import Lru
 from ariadne_lc._twin import Call, Flow
 from ariadne_lc.audit._action import ActionGates, action_verdict
-from ariadne_lc.audit._decisive import critic_call, decisive
+from ariadne_lc.audit._decisive import DECISIVE_CHAINS, Chain, ChainKey, critic_call, decisive
 from ariadne_lc.audit._gate import Gate, gated
 from ariadne_lc.audit._made import MULTI_SEPARATOR, Made, Ran, control_intervention
-from ariadne_lc.audit._observe import context_edit, legacy_edit, value_decisiveness, value_verdict
+from ariadne_lc.audit._observe import context_edit, value_decisiveness, value_verdict
 from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, PlannedAudit
-from ariadne_lc.audit._pool import RecordedValues
+from ariadne_lc.audit._pool import RecordedValues, argument_values, run_values
 from ariadne_lc.errors import AriadneError
 from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType, is_control
 from ariadne_lc.interventions.actions import call_similarity, tool_specs
@@ -80,19 +81,25 @@ class Runner:
     gate: Gate | None = None
     """The decisiveness gate; ``None``: every applicable edit is replayed (``Auditor(decisive=False)``)."""
     swapper: ObservationSwapper = field(default_factory=ValueSwapper)
-    """Makes the ``observation_swap`` of the ``observation->answer`` link."""
+    """Makes the ``observation_swap`` of the ``observation->answer`` link (a plain ``swap`` swapper arrives wrapped:
+    :func:`~ariadne_lc.interventions.observations.in_context`)."""
     actions: ActionGates | None = None
     """The ``thought->action`` gates (one per tool set); ``None`` with the gate off."""
     tau: float = DEFAULT_TAU
     derived: Lru[tuple[str, int, str], DerivedAction] = field(default_factory=lambda: Lru(DERIVED_CACHE_SIZE))
     """Re-runs of a step's model by (trace id, step, thought), bounded (:data:`DERIVED_CACHE_SIZE`) and shared by a
     batch's threads."""
-    recorded: RecordedValues = field(default_factory=RecordedValues)
-    """What the agent's tools were seen to return and be called with: the first source of other values."""
+    recorded: RecordedValues | None = None
+    """The user's frozen reference pool (``InterventionOptions.recorded_values``), read after the audited run's own
+    values and never filled by the audits: a unit's swap does not depend on what was audited before."""
+    decisive_chains: Lru[ChainKey, Chain] = field(default_factory=lambda: Lru(DECISIVE_CHAINS))
+    """The ``decisive`` selector's contradictions per step and link, made once for all its variants
+    (:mod:`._decisive`), bounded (:data:`~._decisive.DECISIVE_CHAINS`) and shared by a batch's threads."""
 
     def run(self, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
         """Intervene, replay and score (stages as child spans of the current audit span)."""
-        if planned.link == "thought->action":
+        strategy = links.get(planned.link).strategy
+        if strategy == "rerun_step":
             return (yield from self._run_action(trace, planned))
         original = self._scored(trace.final_answer or "")
         if not original.strip():
@@ -102,7 +109,7 @@ class Runner:
         error: Exception | None = None
         with self.spans.stage("intervene") as stage:
             try:
-                if planned.link == "observation->answer":
+                if strategy == "replay_output":
                     made = yield from self._swap(trace, planned)
                 else:
                     made = yield from self._intervene(trace, planned, self.gate)
@@ -209,19 +216,16 @@ class Runner:
         call = step.tool_calls[planned.call_index or 0]
         output = call.output or ""
         original = observation_context(step.thought, call.name, output)
-        swapper = self.swapper
         if planned.kind == ControlType.RERUN:
             edit = ObservationEdit(swapped=output, method=f"control:{ControlType.RERUN}")
         elif planned.kind == ControlType.PARAPHRASE:
             edit = placebo_output(output)
-        elif hasattr(swapper, "swap_in_context"):
+        else:
             tool = self.replayer.tools_for(trace, step.index).get(call.name)
             answer = self._scored(trace.final_answer or "")
             edit = yield from context_edit(
-                swapper, trace, call, answer=answer, pool=self.recorded, tool=tool, variant=planned.variant
+                self.swapper, trace, call, answer=answer, pool=self.recorded, tool=tool, variant=planned.variant
             )
-        else:
-            edit = yield from legacy_edit(swapper, output, planned.variant, query=trace.query, tool=call.name)
         swap = ObservationSwap(
             tool=call.name,
             call_id=call.id,
@@ -255,7 +259,7 @@ class Runner:
     def _intervene(self, trace: Trace, planned: PlannedAudit, gate: Gate | None) -> Flow[Made]:
         """The interventions of ``planned``, each through ``gate`` (``None``: ungated)."""
         if planned.kind == DECISIVE:
-            return (yield from decisive(self._maker, trace, planned, gate))
+            return (yield from decisive(self._maker, trace, planned, gate, self.decisive_chains))
         per_step: dict[int, Intervention] = {}
         records: dict[int, Decisiveness] = {}
         for k in planned.steps:
@@ -272,14 +276,17 @@ class Runner:
         return Made(per_step, records)
 
     def _maker(self, trace: Trace, k: int, kind: str) -> Critic:
-        """Who makes ``kind``: the paraphraser, a plan critic given the step's tools, or the critic."""
+        """Who makes ``kind``: the paraphraser, a plan critic given the step's tools, or the critic. The plan critic's
+        table holds the step's tools only (their values in the run, then the pool's; their schemas', cached): cheap."""
         if kind == ControlType.PARAPHRASE:
             return self.paraphraser
         if kind == InterventionType.PLAN_SWAP:
             step = trace.step(k)
-            tools = tool_specs(self.replayer.tools_for(trace, step.index))
-            called = [v for c in step.tool_calls for v in c.args.values() if isinstance(v, str | int | float)]
-            return PlanCritic(tools, self.recorded.arguments(), called=[str(v) for v in called])
+            tools = self.replayer.tools_for(trace, step.index)
+            recorded = {name: run_values(trace, name, pool=self.recorded, arguments=True) for name in tools}
+            allowed = {name: argument_values(tool) for name, tool in tools.items()}
+            called = [str(v) for c in step.tool_calls for v in c.args.values() if isinstance(v, str | int | float)]
+            return PlanCritic(tool_specs(tools), recorded, called=called, allowed=allowed)
         return self.critic
 
     def _strength(self, planned: PlannedAudit, made: Made) -> float | None:

@@ -7,13 +7,14 @@ import sys
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 from langchain_core.language_models import BaseChatModel
 from rich.markup import escape
 
-from ariadne_lc.audit import DEFAULT_BUDGET, Auditor, InterventionOptions, StepSelector
+from ariadne_lc import links
+from ariadne_lc.audit import DEFAULT_BUDGET, Auditor, InterventionOptions, RecordedValues, StepSelector
 from ariadne_lc.audit import DEFAULT_INTERVENTIONS as PLAN_DEFAULT
 from ariadne_lc.cli._calibration_opt import CALIBRATION_HELP, MODEL_HELP, calibrate_report, precheck
 from ariadne_lc.cli._common import at_least_one, console, fail, one_line_errors, output_directory
@@ -26,7 +27,7 @@ from ariadne_lc.cli._threads import check_threads
 from ariadne_lc.errors import ConfigurationError, TraceError
 from ariadne_lc.interventions import parse_interventions as parse_selectors
 from ariadne_lc.interventions.implied import AnswerReader, ModelReader, RuleReader
-from ariadne_lc.records import LINKS, Link
+from ariadne_lc.records import Link
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 from ariadne_lc.trace import Trace
@@ -104,9 +105,10 @@ def parse_links(values: Sequence[str] | None) -> tuple[Link, ...] | None:
     Raises:
         ConfigurationError: A name that is no link (one line naming it and the links there are).
     """
-    shell_safe = {link.replace("->", "-"): link for link in LINKS}  # `>` redirects in a shell: thought-action
+    known = links.names()
+    shell_safe = {link.replace("->", "-"): link for link in known}  # `>` redirects in a shell: thought-action
     names = [shell_safe.get(k, k) for k in (v.strip() for value in values or () for v in value.split(",")) if k]
-    unknown = [k for k in names if k not in LINKS]
+    unknown = [k for k in names if k not in known]
     if unknown:
         hint = (
             " (in a shell, `>` redirects: write thought-action, or quote the arrow)"
@@ -114,9 +116,9 @@ def parse_links(values: Sequence[str] | None) -> tuple[Link, ...] | None:
             else ""
         )
         raise ConfigurationError(
-            f"unknown --link {', '.join(unknown)}; choose from {', '.join(shell_safe)} (or {', '.join(LINKS)}){hint}"
+            f"unknown --link {', '.join(unknown)}; choose from {', '.join(shell_safe)} (or {', '.join(known)}){hint}"
         )
-    return tuple(cast(Link, k) for k in dict.fromkeys(names)) or None
+    return tuple(dict.fromkeys(names)) or None
 
 
 BUDGET_HELP = (
@@ -324,8 +326,10 @@ def _audit_local(
         warning = check_threads(compiled, auditable)  # raises when no trace could be replayed: nothing spent
         if warning is not None:
             console.print(f"[yellow]{escape(warning)}[/yellow]")
+    # values to swap in from every run, audited or not: a resumed run swaps what an uninterrupted one would have
+    pool = RecordedValues.from_traces(auditable)
+    auditor = Auditor(compiled, result_store=None, recorded_values=pool, **auditor_kwargs)
     # recorded traces audited before (a run that was interrupted, or the same command run again): kept, not redone
-    auditor = Auditor(compiled, result_store=None, **auditor_kwargs)
     prior = already_audited(results, auditable, _keys_of(auditor, selector, kinds)) if queries is None else []
     done = {r.trace_id.split("~")[0] for r in prior}
     if done:

@@ -31,7 +31,8 @@ from rich.markup import escape
 
 from ariadne_lc.cli._common import EXIT_GATE, console
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.records import LINKS, AuditReport
+from ariadne_lc.links import ordered
+from ariadne_lc.records import AuditReport
 
 __all__ = [
     "DEFAULT_MIN_COVERAGE",
@@ -65,24 +66,24 @@ def check_fraction(option: str, value: float | None) -> float | None:
     raise ConfigurationError(f"{option} takes a fraction in [0, 1]{hint}, got {value:g}")
 
 
-def _ci(ci: Sequence[float] | None) -> str:
-    return f" (95% CI {ci[0]:.1%}-{ci[1]:.1%})" if ci else ""
+def _ci(ci: Sequence[float] | None, confidence: float) -> str:
+    return f" ({confidence:.0%} CI {ci[0]:.1%}-{ci[1]:.1%})" if ci else ""
 
 
 def _link_rate(report: AuditReport, link: str) -> tuple[float | None, str]:
     """The rate the gate checks on ``link`` (``None``: none) and how to say it."""
-    c = report.corrected
+    c, level = report.corrected, report.confidence
     if link == report.main_link and c is not None:
         if c.corrected is None:
             return None, f"no corrected violation rate ({c.reason})"
         raw = "-" if c.observed is None else f"{c.observed:.1%}"
-        return c.corrected, f"{link} corrected violation rate {c.corrected:.1%}{_ci(c.corrected_ci)} (raw {raw})"
+        return c.corrected, f"{link} corrected violation rate {c.corrected:.1%}{_ci(c.corrected_ci, level)} (raw {raw})"
     a = report.by_link.get(link)
     if link == report.main_link and a is None:
         a = report.overall
     if a is None or a.violation_rate is None:
         return None, f"{link}: no verdict"
-    return a.violation_rate, f"{link} raw violation rate {a.violation_rate:.1%}{_ci(a.violation_rate_ci)}"
+    return a.violation_rate, f"{link} raw violation rate {a.violation_rate:.1%}{_ci(a.violation_rate_ci, level)}"
 
 
 def gate_decision(
@@ -95,7 +96,7 @@ def gate_decision(
     """Whether ``report`` passes ``--fail-above fail_above`` on ``links`` (default: every link it has), and the line
     that says why (each link's rate, which one failed)."""
     line = f"--fail-above {fail_above:.1%}"
-    present: list[str] = [link for link in LINKS if link in report.by_link] or [report.main_link]
+    present: list[str] = ordered(report.by_link) or [report.main_link]
     checked = [link for link in present if not links or link in links]
     if not checked:
         return False, f"{line}: no information: the report has no audit on {', '.join(links or ())}; it fails closed"

@@ -21,7 +21,7 @@ from ariadne_lc.cli._interrupt import uninterrupted
 from ariadne_lc.errors import SuiteFormatError
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.records import AuditReport, AuditResult
-from ariadne_lc.report._links import controls_summary
+from ariadne_lc.report import link_answers
 from ariadne_lc.stats import build_report
 from ariadne_lc.store import ResultStore, TraceStore
 from ariadne_lc.trace import Trace
@@ -220,17 +220,18 @@ def link_lines(report: AuditReport) -> list[str]:
     """One line per link: its contradictions' violation rate with the Wilson interval, tracking, what had no verdict,
     and the link's own controls (how often the answer held under each). Rates are never pooled across links."""
     lines = []
+    held = {answer.link: ", ".join(map(str, answer.controls)) for answer in link_answers(report)}
     for link, a in report.by_link.items():
         ci = a.violation_rate_ci
         line = (
             f"{link}: violation rate {_fmt(a.violation_rate)} over {a.scored} scored"
-            + (f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
+            + (f" ({report.confidence:.0%} CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
             + (f", tracks {a.tracks}/{a.tracked}" if a.tracked else "")
             + f"; not decisive {a.not_decisive}, no commitment {a.no_commitment}, n/a {a.not_applicable}, "
             f"failed {a.failed}"
         )
-        controls = controls_summary(report, link)
-        lines.append(line + (f"; controls (answer held): {controls}" if controls else ""))
+        controls = held.get(link, "")
+        lines.append(line + (f"; controls: {controls}" if controls else ""))
     return lines
 
 
@@ -240,7 +241,7 @@ def rates_line(report: AuditReport, calibration_note: str | None = None) -> str:
     o = report.overall
     ci = o.violation_rate_ci
     raw = f"{report.main_link} raw violation rate {_fmt(o.violation_rate)}" + (
-        f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else ""
+        f" ({report.confidence:.0%} CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else ""
     )
     c = report.corrected
     if c is None:
@@ -250,7 +251,7 @@ def rates_line(report: AuditReport, calibration_note: str | None = None) -> str:
     cci = c.corrected_ci
     return (
         f"{raw} | corrected violation rate {c.corrected:.0%}"
-        + (f" (95% CI {cci[0]:.0%}-{cci[1]:.0%})" if cci else "")
+        + (f" ({report.confidence:.0%} CI {cci[0]:.0%}-{cci[1]:.0%})" if cci else "")
         + f"; FA {_fmt(c.false_alarm)}, M {_fmt(c.miss)} ({c.calibration})"
     )
 
@@ -280,7 +281,7 @@ def gate_lines(report: AuditReport) -> list[str]:
         lines.append(
             f"tracking: the answer moved to what the contradicted thought implies in {o.tracks} of {o.tracked} "
             f"scored audits ({_fmt(o.tracking_rate)}"
-            + (f", 95% CI {tci[0]:.0%}-{tci[1]:.0%}" if tci else "")
+            + (f", {report.confidence:.0%} CI {tci[0]:.0%}-{tci[1]:.0%}" if tci else "")
             + f"); elsewhere {o.moved_elsewhere}, stayed {o.stayed}; by type: {by_type}"
         )
     if o.reader_checked:

@@ -1,8 +1,8 @@
 """The terminal summary every auditing command prints: short enough to read at a glance, narrow enough for a
 100-column terminal (pytest's summary is the model: one line per outcome, the details on demand).
 
-First the coverage (how many units got a verdict), then one line per link in the loop's order (its verdict word,
-violation rate with its Wilson interval, N scored, how many edits the agent tracked), then the decisiveness gate's
+First the coverage (how many units got a verdict), then the reports' first table, one row per link in the loop's order
+(its verdict word, violation rate with its Wilson interval, N scored, the link's coverage), then the decisiveness gate's
 rejections by outcome and the controls, one line each, then the raw and corrected rate. The per-intervention table
 by domain and the long explanations follow only with ``--detail``.
 
@@ -18,20 +18,18 @@ from collections.abc import Sequence
 from rich import box
 from rich.table import Table
 
+from ariadne_lc import links
 from ariadne_lc.cli._common import console
 from ariadne_lc.cli._pipeline import gate_lines, link_lines, rates_line
-from ariadne_lc.coverage import why_no_verdict
+from ariadne_lc.coverage import coverage_line, why_no_verdict
 from ariadne_lc.interventions import is_control
-from ariadne_lc.records import LINKS, Aggregate, AuditReport, AuditResult
-from ariadne_lc.report import domain_group
-from ariadne_lc.report._verdict import TOLERANCE
-from ariadne_lc.report._verdict import link_verdict as report_verdict
+from ariadne_lc.records import Aggregate, AuditReport, AuditResult
+from ariadne_lc.report import ci_label, domain_group, link_answers, verdict_header, verdict_rule
 from ariadne_lc.stats import aggregate
 
 __all__ = [
     "DETAIL_HELP",
     "SUMMARY_WIDTH",
-    "link_verdict",
     "print_summary",
     "summary_lines",
     "wrap",
@@ -81,12 +79,6 @@ def wrap(text: str, width: int = SUMMARY_WIDTH) -> list[str]:
     return lines
 
 
-def link_verdict(agg: Aggregate) -> str:
-    """The word a link's line starts with: the reports' own rule (:func:`ariadne_lc.report.link_verdict`, one
-    definition, so that the terminal and the HTML page never say different things)."""
-    return report_verdict(agg)[0]
-
-
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
@@ -99,10 +91,7 @@ def _links(report: AuditReport) -> dict[str, Aggregate]:
     """The links in the loop's order; a report from before links has its overall aggregate only."""
     if not report.by_link:
         return {report.main_link: report.overall}
-    return {link: report.by_link[link] for link in (*LINKS, *report.by_link) if link in report.by_link}
-
-
-_LINK_HEADER = ("link", "verdict", "violations", "95% CI", "scored", "tracked")
+    return {link: report.by_link[link] for link in links.ordered(report.by_link)}
 
 
 def _why_lines(report: AuditReport) -> list[str]:
@@ -115,18 +104,12 @@ def _why_lines(report: AuditReport) -> list[str]:
 
 
 def _link_rows(report: AuditReport) -> list[str]:
-    """A small plain-text table: a header, then one row per link; a link without a verdict says why."""
-    rows = [list(_LINK_HEADER)]
-    for link, a in _links(report).items():
-        if a.tracked:
-            tracked = f"{a.tracks}/{a.tracked}"
-        else:
-            why = [f"{name} {n}" for name, n in (("not decisive", a.not_decisive), ("no commitment", a.no_commitment),
-                   ("n/a", a.not_applicable), ("failed", a.failed), ("inconclusive", a.inconclusive)) if n]  # fmt: skip
-            tracked = f"- ({', '.join(why)})" if a.scored == 0 and why else "-"
-        rows.append([link, link_verdict(a), _pct(a.violation_rate), _ci(a.violation_rate_ci), str(a.scored), tracked])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(_LINK_HEADER))]
-    right = (False, False, True, False, True, False)
+    """The reports' first table as plain text (:func:`~ariadne_lc.report.link_answers`, the same rows as the HTML
+    and Markdown pages; the controls have their own line below)."""
+    header = verdict_header(report.confidence)[:-1]
+    rows = [list(header), *(list(a.cells[:-1]) for a in link_answers(report))]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    right = (False, False, True, False, True, True)
     return [
         "  ".join(cell.rjust(w) if r else cell.ljust(w) for cell, w, r in zip(row, widths, right, strict=True)).rstrip()
         for row in rows
@@ -141,7 +124,7 @@ def _gate_line(report: AuditReport) -> str | None:
         return None
     read = [(r.link, r.decisiveness.reader) for r in report.results if r.decisiveness is not None and not r.control]
     by_unit = {
-        what: sorted({reader for link, reader in read if (link == "observation->answer") == outputs})
+        what: sorted({reader for link, reader in read if (links.unit(link) == "output") == outputs})
         for what, outputs in (("thoughts", False), ("tool outputs", True))
     }
     readers = [f"{', '.join(names)} for {what}" for what, names in by_unit.items() if names]
@@ -180,10 +163,10 @@ def summary_lines(report: AuditReport, *, calibration_note: str | None = None) -
     width = min(SUMMARY_WIDTH, console.width)
     lines: list[str] = []
     if report.coverage is not None:  # the first number of every summary: how much of the loop the rates cover
-        lines += wrap(report.coverage.summary(), width)
+        lines += wrap(coverage_line(report.coverage), width)
     lines += [line for row in _link_rows(report) for line in wrap(row, width)]  # a long reason wraps
     lines += [line for why in _why_lines(report) for line in wrap(why, width)]
-    lines += wrap(f"verdict: faithful when the 95% CI lies below {TOLERANCE:.0%}, flagged when above, else none", width)
+    lines += wrap(f"verdict: {verdict_rule(report.confidence)}", width)
     for extra in (_gate_line(report), _controls_line(report), rates_line(report, calibration_note)):
         if extra:
             lines += wrap(extra, width)
@@ -216,7 +199,7 @@ def _tracking_cell(agg: Aggregate) -> str:
     return f"{agg.tracks}/{agg.moved_elsewhere}/{agg.stayed}"
 
 
-_DETAIL_COLUMNS = ("intervention", "domain", "N", "rate", "95% CI", "φ", "rejected", "t/e/s", "n/a", "failed")
+_DETAIL_COLUMNS = ("intervention", "domain", "N", "rate", "CI", "φ", "rejected", "t/e/s", "n/a", "failed")
 _DETAIL_CAPTION = (
     "N scored; rate: violation rate (a control: how often the answer held); rejected: not decisive (the gate); "
     "t/e/s: moved to what the edit implies / elsewhere / stayed"
@@ -231,9 +214,9 @@ def _print_detail(report: AuditReport, title: str) -> None:
     groups: dict[str, dict[tuple[str, str], list[AuditResult]]] = {}
     for r in report.results:
         groups.setdefault(r.link, {}).setdefault((r.intervention_type, domain_group(r)), []).append(r)
-    for link in sorted(groups, key=lambda k: LINKS.index(k) if k in LINKS else len(LINKS)):
+    for link in links.ordered(groups):
         table = Table(title=link, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-        for column in _DETAIL_COLUMNS:
+        for column in (ci_label(report.confidence) if c == "CI" else c for c in _DETAIL_COLUMNS):
             left = column in ("intervention", "domain")
             table.add_column(column, justify="left" if left else "right", no_wrap=True)
         for (kind, domain), items in sorted(groups[link].items(), key=lambda x: (is_control(x[0][0]), x[0])):
@@ -259,7 +242,7 @@ def _print_detail(report: AuditReport, title: str) -> None:
     long_lines: Sequence[str] = [
         *link_lines(report),
         f"{report.main_link} contradictions: violation rate {_fmt(o.violation_rate)} over {o.scored} scored audits"
-        + (f" (95% CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
+        + (f" ({report.confidence:.0%} CI {ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
         + (f", mean φ {o.mean_phi:.2f}" if o.mean_phi is not None else "")
         + f"; no verdict: {o.inconclusive} (length gate {o.length_gate_exempted}), failed: {o.failed}, "
         f"traces with nothing to audit: {o.nothing_to_audit}",

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ariadne_lc import links
 from ariadne_lc.audit import DEFAULT_INTERVENTIONS, Auditor, StepSelector
 from ariadne_lc.distributed._app import DEFAULT_BROKER_URL, DEFAULT_QUEUE, DEFAULT_RECONNECT_TRIES, create_app
 from ariadne_lc.distributed._dispatch import Publisher
@@ -39,7 +40,7 @@ from ariadne_lc.online import JobStore
 from ariadne_lc.online import open_job_store as online_job_store
 from ariadne_lc.online._jobs import new_owner
 from ariadne_lc.online._open import is_postgres_dsn
-from ariadne_lc.records import LINKS, Link
+from ariadne_lc.records import Link
 from ariadne_lc.store._pg import schema_lock
 
 __all__ = ["POOLS", "WorkerConfig", "WorkerProcess", "load_graph", "open_job_store", "postgres_saver", "run_worker"]
@@ -74,7 +75,7 @@ class WorkerConfig:
     step: StepSelector | None = None
     """Which step the audit of a job stored without a plan intervenes on."""
     links: tuple[Link, ...] | None = None
-    """The links the worker's auditor audits (:data:`~ariadne_lc.records.LINKS`; ``None``: every link it can); a job
+    """The links the worker's auditor audits (:func:`ariadne_lc.links.names`; ``None``: every link it can); a job
     whose plan names links (``OnlineAuditor(links=...)``) is audited on those."""
     lease: float = 120.0
     """Seconds a claim survives without a heartbeat."""
@@ -120,9 +121,9 @@ class WorkerConfig:
             raise ConfigurationError("lease and audit_timeout must be positive")
         if self.sweep_interval < 0:
             raise ConfigurationError(f"sweep_interval must not be negative, got {self.sweep_interval}")
-        unknown = [k for k in self.links or () if k not in LINKS]
+        unknown = [k for k in self.links or () if k not in links.names()]
         if unknown or self.links == ():
-            raise ConfigurationError(f"links must name some of {list(LINKS)}, got {list(self.links or ())}")
+            raise ConfigurationError(f"links must name some of {list(links.names())}, got {list(self.links or ())}")
         if self.broker_wait < 0 or self.beat_interval < 0 or self.reconnect_tries < 0:
             raise ConfigurationError("broker_wait, beat_interval and reconnect_tries must not be negative")
 

@@ -8,8 +8,10 @@ makes those edits, in this order:
 1. another tool of the agent's in place of the one the thought names (where the thought names it by its name, the
    other tool's name; by a word or verb of it, the other tool's word that tells it apart: ``sql_db_query`` ->
    ``sql_db_schema`` turns "with a query" into "with a schema");
-2. another value for an argument the thought states: another value the same tool was called with in recorded runs,
-   a name of the same family (:mod:`._lexicon`), a number shifted.
+2. another value for an argument the thought states, from the value engine's one chain
+   (:func:`~._sources.other_values`, shared with the observation swaps): another value of its kind the same tool was
+   called with (in the same run, then in the auditor's reference pool when one is given), a value its schema allows
+   (an ``enum``), a name of the same family (:mod:`._lexicon`), the number shifted by the one number rule.
 
 The decisiveness gate of the ``thought->action`` link then keeps an edit only when the action it implies changed.
 """
@@ -20,15 +22,14 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
-from ariadne_lc.interventions._lexicon import family_of
 from ariadne_lc.interventions._plan_words import GENERIC, tool_pattern
+from ariadne_lc.interventions._sources import other_values, same_value
 from ariadne_lc.interventions._types import Intervention, InterventionType
-from ariadne_lc.interventions.actions import RuleActionReader, ToolSpec, normalise_value
+from ariadne_lc.interventions.actions import RuleActionReader, ToolSpec
 
 __all__ = ["PlanCritic"]
 
 _KIND = InterventionType.PLAN_SWAP
-_NUMBER = re.compile(r"^-?\d[\d,]*(?:\.\d+)?$")
 
 
 def _tokens(name: str) -> list[str]:
@@ -45,11 +46,6 @@ def _word_for(other: ToolSpec, named: ToolSpec, mention: str) -> str:
     return word.capitalize() if mention[:1].isupper() else word
 
 
-def _shifted(value: str) -> str:
-    number = float(value.replace(",", ""))
-    return normalise_value(number + max(1.0, round(abs(number) * 0.5)))
-
-
 _TOOL_WORDS: Final = frozenset({"tool", "tools", "function", "api"})
 """Words a thought uses to name a tool, never an argument value of it."""
 
@@ -59,9 +55,10 @@ class PlanCritic:
 
     Args:
         tools: The agent's tools (those of the node that made the step).
-        recorded: Tool name -> argument values it was called with in recorded runs (the first source of other
-            values).
+        recorded: Tool name -> argument values it was called with, in the order they are tried (the auditor gives
+            those of the same run, then the reference pool's): the first source of other values.
         called: The argument values of the step's own calls.
+        allowed: Tool name -> the values its schema allows for its arguments (``enum``): the second source.
 
     Examples:
         >>> tools = [ToolSpec(name="capital"), ToolSpec(name="population")]
@@ -76,9 +73,11 @@ class PlanCritic:
         recorded: Mapping[str, Sequence[str]] | None = None,
         *,
         called: Sequence[str] = (),
+        allowed: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         self.tools = tuple(tools)
-        self.recorded = dict(recorded or {})
+        self.recorded: Mapping[str, Sequence[str]] = recorded or {}
+        self.allowed: Mapping[str, Sequence[str]] = allowed or {}
         self.called = tuple(str(v) for v in called)
         """The argument values of the step's own calls: the arguments a thought most likely states."""
         self.reader = RuleActionReader()
@@ -126,14 +125,10 @@ class PlanCritic:
                 yield thought[: m.start()] + other + thought[m.end() :], "rule:plan-argument"
 
     def _other_values(self, tool: str, value: str) -> Iterator[str]:
-        key = normalise_value(value)
-        for other in sorted({str(v) for v in self.recorded.get(tool, ())}):
-            if normalise_value(other) != key and len(other) <= 60:
+        recorded, allowed = self.recorded.get(tool, ()), self.allowed.get(tool, ())
+        for other in other_values(value, recorded=map(str, recorded), allowed=map(str, allowed)):
+            if not same_value(other, value) and len(other) <= 60:
                 yield other
-        if _NUMBER.match(value):
-            yield _shifted(value)
-        for word in family_of(value):
-            yield word.capitalize() if value[:1].isupper() else word
 
     def intervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
         """The first plan edit of ``thought``, or ``not_applicable`` with the reason."""

@@ -2,7 +2,7 @@
 
 The ``observation->answer`` link asks whether the answer reads the tool (docs/method.md#the-output-gate). Any output
 will do, whatever its shape: plain text, JSON at any depth, SQL rows (``[(8,)]``), lists. Its values are read from
-its leaves: numbers, yes/no, names, words, and a short leaf whole ("Madrid", "light rain").
+its leaves: numbers, yes/no, names, words, and a short leaf whole ("Madrid", "light rain") (:mod:`._sources`).
 
 1. **Value mode.** Where the recorded answer repeats a value of the output that the question does not hold, the
    answer depends on that value: it is swapped, and the answer the swap implies is the recorded one with the new
@@ -14,185 +14,87 @@ its leaves: numbers, yes/no, names, words, and a short leaf whole ("Madrid", "li
    a passage, another output the same tool returned is served whole (a weaker intervention: reports say so). Any
    answer that reads the output has to move; one that stays is a violation.
 
-Values to swap in come first from what the system already holds: the same tool's other recorded outputs (the
-differing span of a templated output: "sunny" where another run said "rainy"), the values the tool's schema allows,
-then a family of words of the same kind (:mod:`._lexicon`), numbers shifted, yes/no flipped; a model swapper (the
-agent's own model, when known) for the rest. Nothing plausible: no swap, with the reason.
+Values to swap in come from the one chain of :func:`~._sources.other_values`: what the same tool returned elsewhere
+(:attr:`~.observations.SwapContext.others`: its other outputs in the same run, then the auditor's reference pool
+when one is given; the differing span of a templated output: "sunny" where another call said "rainy"), the values
+its schema allows, then a family of words of the same kind (:mod:`._lexicon`), numbers shifted, yes/no flipped; a
+model swapper (the agent's own model, when known) for the rest. Nothing plausible: no swap, with the reason. Every
+choice is a function of the output and its context alone, so a unit gets the same swap whatever was audited before.
+Replacements are made by position in the original output, never on an edited copy.
 """
 
 from __future__ import annotations
 
-import ast
+import dataclasses
 import difflib
-import json
+import functools
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from itertools import islice
 
-from ariadne_lc.interventions._lexicon import family_of
-from ariadne_lc.interventions.actions import normalise_value
-from ariadne_lc.interventions.observations import ObservationEdit, ObservationSwapper, _other_number
+from ariadne_lc._twin import Call, Flow, run_async, run_sync
+from ariadne_lc.interventions._sources import (
+    NUMBER,
+    Value,
+    case_like,
+    held,
+    is_passage,
+    other_values,
+    question_values_dropped,
+    same_value,
+    values_of,
+)
+from ariadne_lc.interventions.observations import (
+    ObservationEdit,
+    ObservationSwapper,
+    PlainObservationSwapper,
+    SwapContext,
+    aswap_with,
+    in_context,
+)
 
 __all__ = ["SwapContext", "ValueSwapper", "held", "replace_value", "values_of"]
 
-Kind = Literal["text", "number", "flag", "name", "word"]
-_PRIORITY: dict[str, int] = {"text": 0, "number": 1, "flag": 2, "name": 3, "word": 4}
-_NUMBER = re.compile(r"(?<![\w.])(-?)(\d[\d,]*)(?:\.(\d+))?(?![\w])")
-_FLAG = re.compile(r"\b(?:yes|no|true|false)\b", re.I)
-_NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w'-]*)*")
-_WORD = re.compile(r"\b[A-Za-z][A-Za-z-]{2,}\b")
-_FLIPS = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
-_STOPWORDS = (
-    "the and for are was were been being has have had its it's this that these those with from into onto than "
-    "then there their they them what which who whom whose when where why how all any each few more most other "
-    "some such only own same very can will just should now about above below over under again further once "
-    "here both not nor too out off our you your his her she him result results tool returned answer content "
-    "text value data is also per via "
-)
-_STOP = frozenset(_STOPWORDS.split())
-"""Words never swapped: they carry no value an answer could depend on."""
-PASSAGE_WORDS = 20
-"""A text leaf longer than this is a passage: swapped whole for another the tool returned, not word by word."""
+_TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|\w[\w'-]*|[^\w\s]")
+"""A number whole (``21.5``, ``1,200``), a word, or a sign: the units two outputs are aligned by."""
+_CANDIDATES = 64
+"""Candidates read per value before giving up on finding another plausible one."""
+
+_Alignment = Mapping[tuple[str, ...], Sequence[str]]
+"""A span of the output (its case-folded tokens) -> what the other outputs say in its place, in their order."""
 
 
-@dataclass(frozen=True, slots=True)
-class SwapContext:
-    """What a swapper may read besides the output: the run, and the values the system already holds."""
-
-    query: str
-    tool: str
-    answer: str = ""
-    """The recorded answer (as scored): which values it repeats decides which value is swapped."""
-    others: tuple[str, ...] = ()
-    """Other outputs the same tool returned in recorded runs."""
-    allowed: tuple[str, ...] = ()
-    """Values the tool's schema allows (``Literal`` / enum)."""
-    variant: int = 0
-    """Which other value (0: the first candidate; see ``Auditor(observation_swaps=...)``)."""
+def _tokens(text: str) -> tuple[str, ...]:
+    return tuple(m.group(0).casefold() for m in _TOKEN.finditer(text))
 
 
-@dataclass(frozen=True, slots=True)
-class _Value:
-    kind: Kind
-    text: str
-
-
-def held(text: str, value: str) -> bool:
-    """Whether ``text`` states ``value`` (numbers compared as numbers, words case-blind at word boundaries)."""
-    if _NUMBER.fullmatch(value.strip()):
-        want = normalise_value(value)
-        return any(normalise_value(m.group(0)) == want for m in _NUMBER.finditer(text))
-    words = [re.escape(w) for w in value.split()]
-    return bool(words) and re.search(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", text, re.I) is not None
-
-
-def _leaves(output: str) -> list[str]:
-    """The scalar leaves of a JSON or Python-literal output (SQL rows), else the text itself."""
-    text = output.strip()
-    parsed: Any = None
-    if text[:1] in "[{(":
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            try:
-                parsed = ast.literal_eval(text)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                parsed = None
-    if parsed is None:
-        return [text]
-    out: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            for item in node.values():
-                walk(item)
-        elif isinstance(node, list | tuple | set):
-            for item in node:
-                walk(item)
-        elif isinstance(node, bool):
-            out.append(str(node).lower())
-        elif node is not None:
-            out.append(str(node))
-
-    walk(parsed)
-    return out
-
-
-def _is_passage(output: str) -> bool:
-    return any(len(leaf.split()) > PASSAGE_WORDS for leaf in _leaves(output))
-
-
-def values_of(output: str) -> list[_Value]:
-    """Every value of ``output`` a swap could change, most specific kind first, longer first within a kind."""
-    found: dict[tuple[str, str], _Value] = {}
-    for leaf in _leaves(output):
-        short = leaf.strip().strip(".!?,;:'\"")
-        if short and len(short.split()) <= 3 and not _NUMBER.fullmatch(short) and short.casefold() not in _STOP:
-            found.setdefault(("text", short.casefold()), _Value("text", short))
-        for m in _NUMBER.finditer(leaf):
-            found.setdefault(("number", normalise_value(m.group(0))), _Value("number", m.group(0)))
-        for m in _FLAG.finditer(leaf):
-            found.setdefault(("flag", m.group(0).casefold()), _Value("flag", m.group(0)))
-        for m in _NAME.finditer(leaf):
-            if m.group(0).casefold() not in _STOP:
-                found.setdefault(("name", m.group(0).casefold()), _Value("name", m.group(0)))
-        for m in _WORD.finditer(leaf):
-            word = m.group(0)
-            if word.casefold() not in _STOP and word.casefold() not in _FLIPS:
-                found.setdefault(("word", word.casefold()), _Value("word", word))
-    ranked = list(found.values())
-    return sorted(ranked, key=lambda v: (_PRIORITY[v.kind], -len(v.text)))
-
-
-def _case_like(word: str, like: str) -> str:
-    if like.isupper() and len(like) > 1:
-        return word.upper()
-    if like[:1].isupper():
-        return " ".join(w[:1].upper() + w[1:] for w in word.split())
-    return word
-
-
-def _aligned(value: str, output: str, others: Sequence[str]) -> Iterator[str]:
-    """What the other outputs say where ``output`` says ``value`` (the differing span of a templated output)."""
-    tokens = re.findall(r"\w[\w'-]*|[^\w\s]", output)
-    target = value.casefold().split()
+def _align(output: str, others: Sequence[str]) -> _Alignment:
+    """Where each other output differs from ``output`` (the differing span of a templated output): computed once per
+    swap, the output tokenised once and each other output matched once, whatever the number of values looked up."""
+    mine = _tokens(output)
+    table: dict[tuple[str, ...], list[str]] = {}
     for other in others:
-        theirs = re.findall(r"\w[\w'-]*|[^\w\s]", other)
-        matcher = difflib.SequenceMatcher(a=[t.casefold() for t in tokens], b=[t.casefold() for t in theirs])
+        theirs = list(_TOKEN.finditer(other))
+        matcher = difflib.SequenceMatcher(a=mine, b=[m.group(0).casefold() for m in theirs])
         for op, a0, a1, b0, b1 in matcher.get_opcodes():
-            if op == "replace" and [t.casefold() for t in tokens[a0:a1]] == target:
-                yield " ".join(theirs[b0:b1])
+            if op == "replace":  # the other output's own text of the span, as it wrote it ("21.5", "light rain")
+                table.setdefault(mine[a0:a1], []).append(other[theirs[b0].start() : theirs[b1 - 1].end()])
+    return table
 
 
-def _replacements(value: _Value, output: str, context: SwapContext) -> Iterator[str]:
-    """Plausible other values for ``value``, in the order they are tried (module docstring)."""
-    if value.kind == "number":
-        m = _NUMBER.fullmatch(value.text)
-        current = value.text
-        while m is not None:
-            current = _other_number(m.group(1), m.group(2), m.group(3))
-            yield current
-            m = _NUMBER.fullmatch(current)
-        return
-    if value.kind == "flag":
-        yield _case_like(_FLIPS[value.text.casefold()], value.text)
-        return
-    yield from _aligned(value.text, output, context.others)
-    yield from context.allowed
-    yield from (_case_like(w, value.text) for w in family_of(value.text))
-
-
-def _plausible(candidate: str, value: _Value, output: str, context: SwapContext) -> bool:
+def _plausible(candidate: str, value: Value, output: str, context: SwapContext) -> bool:
+    """A new value the reading can tell from the old: not the old one, short, and (but for a number, whose shift may
+    meet another of the output's numbers: the replacement is by position) stated nowhere the answer could take it
+    from; a number is never one the question states."""
     text = candidate.strip()
-    if not text or text.casefold() == value.text.casefold() or len(text) > 60:
+    if not text or same_value(text, value.text) or len(text) > 60:
         return False
     if value.kind == "number":
-        return True
+        return not held(context.query, text)
     return not any(held(where, text) for where in (context.query, context.answer, output))
 
 
-def _pattern(value: _Value) -> re.Pattern[str]:
+def _pattern(value: Value) -> re.Pattern[str]:
     """Where ``value`` is stated: a number as a whole number, words case-blind at word boundaries."""
     if value.kind == "number":
         return re.compile(r"(?<![\w.])" + re.escape(value.text) + r"(?![\w])")
@@ -200,11 +102,7 @@ def _pattern(value: _Value) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.I)
 
 
-def _replace(output: str, value: _Value, new: str) -> str:
-    return _replace_all(output, [(value, new)])
-
-
-def _replace_all(output: str, swaps: Sequence[tuple[_Value, str]]) -> str:
+def _replace_all(output: str, swaps: Sequence[tuple[Value, str]]) -> str:
     """``output`` with each value replaced by its new one, found by position in the *original* text: a value one
     replacement writes is never replaced again by the next (3 -> 4 then 4 -> 5 leaves the new 4 alone)."""
     edits: list[tuple[int, int, str]] = []
@@ -212,7 +110,7 @@ def _replace_all(output: str, swaps: Sequence[tuple[_Value, str]]) -> str:
         for m in _pattern(value).finditer(output):
             if any(m.start() < end and start < m.end() for start, end, _ in edits):
                 continue
-            edits.append((m.start(), m.end(), new if value.kind == "number" else _case_like(new, m.group(0))))
+            edits.append((m.start(), m.end(), new if value.kind == "number" else case_like(new, m.group(0))))
     parts, at = [], 0
     for start, end, text in sorted(edits):
         parts += [output[at:start], text]
@@ -222,19 +120,21 @@ def _replace_all(output: str, swaps: Sequence[tuple[_Value, str]]) -> str:
 
 def replace_value(text: str, old: str, new: str) -> str:
     """``text`` with each statement of the value ``old`` replaced by ``new`` (in the case it had)."""
-    return _replace(text, _Value("number" if _NUMBER.fullmatch(old.strip()) else "text", old.strip()), new)
+    value = Value("number" if NUMBER.fullmatch(old.strip()) else "text", old.strip())
+    return _replace_all(text, [(value, new)])
 
 
-def _nth(value: _Value, output: str, context: SwapContext, n: int) -> str | None:
-    seen: set[str] = set()
-    for candidate in _replacements(value, output, context):
-        if len(seen) > 64:
-            break
-        key = candidate.casefold()
-        if key in seen or not _plausible(candidate, value, output, context):
+def _nth(value: Value, output: str, context: SwapContext, aligned: _Alignment, n: int) -> str | None:
+    """The ``n``-th plausible other value of ``value`` (0: the first), distinct from those before it."""
+    recorded = aligned.get(_tokens(value.text), ())
+    # as many shifts as candidates: a shifted number the question states (or the output) is passed over, not the end
+    candidates = other_values(value.text, recorded=recorded, allowed=context.allowed, shifts=_CANDIDATES)
+    found: list[str] = []
+    for candidate in islice(candidates, _CANDIDATES):
+        if any(same_value(candidate, f) for f in found) or not _plausible(candidate, value, output, context):
             continue
-        seen.add(key)
-        if len(seen) == n + 1:
+        found.append(candidate)
+        if len(found) == n + 1:
             return candidate
     return None
 
@@ -261,9 +161,10 @@ class ValueSwapper:
 
     name = "values"
 
-    def __init__(self, fallback: ObservationSwapper | None = None) -> None:
-        self.fallback = fallback
-        """Swaps what the rules cannot (an :class:`~.observations.LLMObservationSwapper` on the agent's model)."""
+    def __init__(self, fallback: ObservationSwapper | PlainObservationSwapper | None = None) -> None:
+        self.fallback = None if fallback is None else in_context(fallback)
+        """Swaps what the rules cannot (an :class:`~.observations.LLMObservationSwapper` on the agent's model); its
+        values come after the other outputs', and a swap of a value the question states is refused."""
 
     def swap(self, output: str, *, query: str = "", tool: str = "") -> ObservationEdit:
         """The swap without a recorded answer or other outputs: every value that can change (move mode)."""
@@ -271,29 +172,32 @@ class ValueSwapper:
 
     def swap_in_context(self, output: str, context: SwapContext) -> ObservationEdit:
         """The swapped output, its mode and the old and new values (module docstring)."""
+        return run_sync(self._swap(output, context))
+
+    async def aswap_in_context(self, output: str, context: SwapContext) -> ObservationEdit:
+        """Async twin of :meth:`swap_in_context` (the fallback's model awaited)."""
+        return await run_async(self._swap(output, context))
+
+    def _swap(self, output: str, context: SwapContext) -> Flow[ObservationEdit]:
         if not output.strip():
             return ObservationEdit(swapped=None, method="no value to swap: the tool output is empty")
         values = values_of(output)
         keys = [v for v in values if held(context.answer, v.text) and not held(context.query, v.text)]
-        if not _is_passage(output):
+        passage = is_passage(output)
+        aligned = {} if passage else _align(output, context.others)
+        if not passage:
             for key in keys:
-                new = _nth(key, output, context, context.variant)
+                new = _nth(key, output, context, aligned, context.variant)
                 if new is not None:
                     return ObservationEdit(
-                        swapped=_replace(output, key, new), method=f"values:{key.kind}", mode="value",
+                        swapped=_replace_all(output, [(key, new)]), method=f"values:{key.kind}", mode="value",
                         old=(key.text,), new=(new,),
                     )  # fmt: skip
-        return self._move(output, values, context, bool(keys))
-
-    def _move(self, output: str, values: list[_Value], context: SwapContext, repeated: bool) -> ObservationEdit:
-        others = sorted({o for o in context.others if o.strip() and o.strip() != output.strip()})
-        passage = _is_passage(output)
-        if not passage:
-            swaps: list[tuple[_Value, str]] = []
+            swaps: list[tuple[Value, str]] = []
             for value in values:
                 if value.kind == "text" or not held(output, value.text) or held(context.query, value.text):
                     continue
-                other = _nth(value, output, context, context.variant)
+                other = _nth(value, output, context, aligned, context.variant)
                 if other is not None:
                     swaps.append((value, other))
             if swaps:
@@ -301,21 +205,34 @@ class ValueSwapper:
                     swapped=_replace_all(output, swaps), method="values:every-value", mode="move",
                     old=tuple(v.text for v, _ in swaps), new=tuple(n for _, n in swaps),
                 )  # fmt: skip
+        # in the order given: this run's outputs first, then the reference pool's, then the batch's (the last resort)
+        mine = [o for o in context.others if o.strip() and o.strip() != output.strip()]
+        others = list(dict.fromkeys([*mine, *(o for o in context.batch if o.strip() and o.strip() != output.strip())]))
         if context.variant < len(others):
             other = others[context.variant]
             how = "values:other-passage" if passage else "values:other-output"
+            how += " in the batch" if other not in mine else ""
             return ObservationEdit(
                 swapped=other, method=how, mode="move", old=_distinct(output, other, context.query),
                 new=_distinct(other, output, context.query),
             )  # fmt: skip
-        if self.fallback is not None:
-            edit = self.fallback.swap(output, query=context.query, tool=context.tool)
-            if edit.swapped is not None:
+        refused = ""
+        if self.fallback is not None:  # its values come after the other outputs'
+            asked = dataclasses.replace(context, variant=context.variant - len(others))
+            edit: ObservationEdit = yield Call(
+                functools.partial(self.fallback.swap_in_context, output, asked),
+                functools.partial(aswap_with, self.fallback, output, asked),
+            )
+            dropped = () if edit.swapped is None else question_values_dropped(output, edit.swapped, context.query)
+            if edit.swapped is not None and not dropped:
                 return edit.model_copy(update={"mode": "move", "new": _distinct(edit.swapped, output, context.query)})
-        why = "the answer repeats values of the output, but none has a plausible other value" if repeated else ""
+            refused = f"; {self.fallback.name}: " + (
+                f"the swap changed {dropped[0]!r}, which the question states" if dropped else edit.method
+            )
+        why = "the answer repeats values of the output, but none has a plausible other value" if keys else ""
         what = "a passage and no other output of this tool" if passage else "no number, yes/no or known word"
         return ObservationEdit(
             swapped=None,
-            method=f"no value to swap: {why or what} (other recorded outputs of the tool, its schema, or the agent's "
-            "model give more)",
+            method=f"no value to swap: {why or what} (other outputs of the tool in the run or a reference pool, its "
+            f"schema, or the agent's model give more){refused}",
         )

@@ -130,7 +130,7 @@ class OnlineAuditor(RunControls):
         max_audits_per_minute: Rate limit (token bucket); sampled runs beyond it are skipped and counted.
         max_model_calls_per_hour: Budget of audit model calls; sampled runs beyond it are skipped and counted.
         step, interventions: What each audit does (see :meth:`Auditor.audit <ariadne_lc.Auditor.audit>`).
-        links: Which links each audit audits (:data:`~ariadne_lc.records.LINKS`; see ``Auditor(links=...)``), applied
+        links: Which links each audit audits (:func:`ariadne_lc.links.names`; see ``Auditor(links=...)``), applied
             to ``auditor`` (or the default one) and stored with each job, so that a fleet's workers audit the same
             links. ``None``: the auditor's own.
         max_queue_size: Bound on unfinished jobs (buffer + store backlog); beyond it the newest sampled

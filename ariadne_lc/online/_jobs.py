@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ariadne_lc.links import THOUGHT_ANSWER
 from ariadne_lc.records import AuditResult, Link
 from ariadne_lc.trace import Trace
 
@@ -184,7 +185,7 @@ def result_key(result: AuditResult) -> str:
     if result.type_selection == "decisive":  # resolved per run: the key names the selector and which one it is
         kind = "decisive" if not result.variant else f"decisive{result.variant}"
     key = f"{result.step_index}:{kind}"
-    if result.link == "thought->answer":
+    if result.link == THOUGHT_ANSWER.name:  # the one link before links: its keys have no link part
         return key
     call = "" if result.observation is None else f":{result.observation.call_id or ''}"
     variant = "" if result.observation is None or not result.observation.variant else f":{result.observation.variant}"

@@ -19,12 +19,23 @@ from ariadne_lc.report._calibration import (
     write_calibration_reports,
 )
 from ariadne_lc.report._io import JsonlWriter, ReportWriteError, write_json, write_text
+from ariadne_lc.report._verdict import (
+    TOLERANCE,
+    LinkAnswer,
+    ci_label,
+    link_answers,
+    link_verdict,
+    verdict_header,
+    verdict_rule,
+)
 
 __all__ = [
     "ABLATION_SCHEMA",
     "AUDIT_SCHEMA",
     "AUDIT_SCHEMA_VERSION",
+    "TOLERANCE",
     "JsonlWriter",
+    "LinkAnswer",
     "ReportWriteError",
     "ablation_document",
     "ablation_markdown",
@@ -33,10 +44,15 @@ __all__ = [
     "audit_markdown",
     "calibration_html",
     "calibration_markdown",
+    "ci_label",
     "domain_group",
+    "link_answers",
+    "link_verdict",
     "load_calibration",
     "load_report",
     "load_results",
+    "verdict_header",
+    "verdict_rule",
     "write_audit_reports",
     "write_calibration_reports",
     "write_json",

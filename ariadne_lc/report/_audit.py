@@ -19,7 +19,7 @@ from ariadne_lc.records import Aggregate, AuditReport, AuditResult, CorrectedRat
 from ariadne_lc.report._html_page import audit_html
 from ariadne_lc.report._io import write_json, write_text
 from ariadne_lc.report._markdown import audit_markdown
-from ariadne_lc.report._verdict import VERDICT_RULE, link_answers
+from ariadne_lc.report._verdict import link_answers, verdict_rule
 from ariadne_lc.stats import DEFAULT_CONFIDENCE, DEFAULT_SEED, UNSPECIFIED_DOMAIN, aggregate, build_report
 
 __all__ = [
@@ -66,7 +66,7 @@ def audit_document(report: AuditReport, **meta: Any) -> dict[str, Any]:
         for link, cells in _by_cell(report.results).items()
     }
     aggregates["verdict_by_link"] = {a.link: a.document() for a in link_answers(report)}
-    aggregates["verdict_rule"] = VERDICT_RULE
+    aggregates["verdict_rule"] = verdict_rule(report.confidence)
     return {
         "schema": AUDIT_SCHEMA,
         "schema_version": AUDIT_SCHEMA_VERSION,

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from ariadne_lc import links
 from ariadne_lc.coverage import no_verdict_reason
 from ariadne_lc.records import AuditReport, AuditResult
 from ariadne_lc.trace import ToolCall
@@ -111,8 +112,7 @@ def pick_example(results: Sequence[AuditResult], link: str) -> AuditResult | Non
 def tracking_sentence(r: AuditResult) -> tuple[str, str]:
     """(a word, a sentence) saying where the action or answer went after the edit: ``tracked``, ``elsewhere``,
     ``stayed`` (the violation) or ``moved`` (moved, with no reading of where the edit points)."""
-    what = "action" if r.link == "thought->action" else "answer"
-    cause = "tool output" if r.link == "observation->answer" else "thought"
+    cause, what = links.words(r.link)
     if r.violation:
         return "stayed", f"The {what} stayed as it was although the edited {cause} implies another: a violation."
     if r.tracking == "tracks":
@@ -125,14 +125,14 @@ def tracking_sentence(r: AuditResult) -> tuple[str, str]:
 def before_after(r: AuditResult) -> tuple[str, str, str]:
     """(``action`` or ``answer``, what it was, what it became after the edit): the recorded against the re-derived
     tool calls on ``thought->action``, the answers on the other links."""
-    if r.link == "thought->action" and r.action is not None:
+    if r.action is not None:
         return "action", calls_text(r.action.recorded), calls_text(r.action.derived)
     return "answer", _cut(r.original_answer), _cut(r.counterfactual_answer)
 
 
 def edited_text(r: AuditResult) -> str:
     """What the edit put in place, in one line: the edited thought, or ``multiply output 108 -> 140``."""
-    if r.link == "observation->answer" and r.observation is not None:
+    if r.observation is not None:
         return f"{r.observation.tool} output {_cut(r.observation.original)!r} → {_cut(r.observation.swapped)!r}"
     return _cut(r.intervened_thought)
 
@@ -175,7 +175,7 @@ def example_for(report: AuditReport, link: str) -> Example | None:
     r = pick_example(report.results, link)
     if r is None:
         return None
-    if r.link == "observation->answer" and r.observation is not None:
+    if r.observation is not None:
         edited = f"tool output of {r.observation.tool}"
         edit = word_diff(_cut(r.observation.original), _cut(r.observation.swapped))
     else:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 from datetime import UTC, datetime
 
-from ariadne_lc.coverage import why_no_verdict
+from ariadne_lc.coverage import coverage_line, why_no_verdict
 from ariadne_lc.errors import MissingExtraError
 from ariadne_lc.records import AuditReport
 from ariadne_lc.report._corrected import CORRECTED_HEADER, corrected_line, corrected_rows
@@ -27,7 +27,7 @@ from ariadne_lc.report._decisive import gate_line
 from ariadne_lc.report._html_parts import example_context, link_details_context, outcome_context, verdict_rows
 from ariadne_lc.report._plots import step_bars
 from ariadne_lc.report._sentences import counts_line, placebo_line, steps
-from ariadne_lc.report._verdict import VERDICT_RULE, link_answers
+from ariadne_lc.report._verdict import ci_label, link_answers, verdict_rule
 
 __all__ = ["audit_html"]
 
@@ -75,7 +75,7 @@ _PAGE = """<!doctype html>
 
 <h2>Does the agent's reasoning drive what it does? One answer per link</h2>
 {% if rows %}<table class="verdicts" id="verdicts">
-<tr><th>link</th><th class="verdict-cell">verdict</th><th>violation rate</th><th>95% CI</th><th>N scored</th>
+<tr><th>link</th><th class="verdict-cell">verdict</th><th>violation rate</th><th>{{ ci_label }}</th><th>N scored</th>
 <th>coverage</th>{% if calibrated %}<th>calibrated</th>{% endif %}<th class="controls">controls</th></tr>
 {% for r in rows %}<tr data-link="{{ r.link }}">
 <td class="link"><span class="swatch" style="background: {{ r.colour }}"></span>{{ r.link }}</td>
@@ -155,7 +155,7 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
     outcome_svg, outcome_none = outcome_context(answers)
     step_values = steps(report)
     step_title = f"{report.main_link}: causal contribution by step"
-    coverage = report.coverage.summary().capitalize() + "." if report.coverage is not None else ""
+    coverage = coverage_line(report.coverage).capitalize() + "." if report.coverage is not None else ""
     env = jinja2.Environment(autoescape=True)
     return env.from_string(_PAGE).render(
         style=_STYLE,
@@ -167,7 +167,8 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
         why=list(why_no_verdict(report.results).items()),
         rows=verdict_rows(answers),
         calibrated=report.corrected is not None,
-        rule=VERDICT_RULE,
+        rule=verdict_rule(report.confidence),
+        ci_label=ci_label(report.confidence),
         outcome_svg=outcome_svg,
         outcome_none=outcome_none,
         examples=example_context(report, answers),

@@ -10,14 +10,15 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from ariadne_lc import links
 from ariadne_lc.records import AuditReport
 from ariadne_lc.report._examples import Example, Segment, before_after, edited_text, example_for, unchanged, why_none
-from ariadne_lc.report._link_tables import LinkDetail, ci_text, link_detail, num_text, pct_text
+from ariadne_lc.report._link_tables import LinkDetail, link_detail, num_text, pct_text
 from ariadne_lc.report._plots import (
-    LINK_COLOURS,
     OutcomeBar,
     RateBar,
     intervention_bars,
+    link_colour,
     outcome_bars,
     phi_histogram,
 )
@@ -32,33 +33,19 @@ def diff_html(segments: Sequence[Segment]) -> str:
     return "".join(f"{tags[kind][0]}{html.escape(text)}{tags[kind][1]}" for kind, text in segments)
 
 
-def _coverage(answer: LinkAnswer) -> str:
-    if answer.coverage is None:
-        return "-"
-    k, n = answer.coverage
-    return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
-
-
 def verdict_rows(answers: Sequence[LinkAnswer]) -> list[dict[str, Any]]:
-    """One row per link for the first table (the same numbers as ``aggregate.verdict_by_link`` in the JSON)."""
-    return [
-        {
-            "link": a.link,
-            "colour": LINK_COLOURS.get(a.link, "#555555"),
-            "verdict": a.verdict,
-            "cls": a.verdict.replace(" ", "-"),
-            "why": a.why,
-            "caveat": a.caveat,
-            "rate": pct_text(a.rate),
-            "ci": ci_text(a.ci),
-            "scored": str(a.scored),
-            "violations": str(a.violations),
-            "coverage": _coverage(a),
-            "controls": ", ".join(map(str, a.controls)) or "none",
+    """One row per link for the first table (:attr:`LinkAnswer.cells`, the same numbers as ``aggregate.verdict_by_link``
+    in the JSON and the terminal summary's rows)."""
+    rows = []
+    for a in answers:
+        link, verdict, _, ci, scored, coverage, controls = a.cells
+        rows.append({
+            "link": link, "colour": link_colour(a.link) or "#555555", "verdict": verdict,
+            "cls": verdict.replace(" ", "-"), "why": a.why, "caveat": a.caveat, "rate": pct_text(a.rate), "ci": ci,
+            "scored": scored, "violations": str(a.violations), "coverage": coverage, "controls": controls,
             "corrected": a.calibrated or "-",
-        }
-        for a in answers
-    ]
+        })  # fmt: skip
+    return rows
 
 
 def outcome_context(answers: Sequence[LinkAnswer]) -> tuple[str, str]:
@@ -74,7 +61,7 @@ def example_context(report: AuditReport, answers: Sequence[LinkAnswer]) -> list[
     out = []
     for a in answers:
         ex: Example | None = example_for(report, a.link)
-        item: dict[str, Any] = {"link": a.link, "colour": LINK_COLOURS.get(a.link, "#555555")}
+        item: dict[str, Any] = {"link": a.link, "colour": link_colour(a.link) or "#555555"}
         if ex is None:
             item["none"] = f"No example: {why_none(report, a.link)}."
         else:
@@ -100,7 +87,7 @@ def example_context(report: AuditReport, answers: Sequence[LinkAnswer]) -> list[
 
 def _charts(detail: LinkDetail, link: str) -> list[tuple[str, str]]:
     """(svg, "") per chart of the link, or ("", sentence) where the chart would show nothing."""
-    what = "action" if link == "thought->action" else "answer"
+    what = links.words(link)[1]
     bars = [RateBar(link, kind, a.violation_rate, a.violation_rate_ci, a.scored) for kind, a in detail.by_type.items()]
     drawn = [b for b in bars if b.rate is not None]
     charts: list[tuple[str, str]] = []
@@ -139,7 +126,7 @@ def link_details_context(report: AuditReport) -> list[dict[str, Any]]:
         out.append(
             {
                 "link": a.link,
-                "colour": LINK_COLOURS.get(a.link, "#555555"),
+                "colour": link_colour(a.link) or "#555555",
                 "tables": detail.tables,
                 "charts": _charts(detail, a.link),
                 "violations": violations,

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ariadne_lc import links
 from ariadne_lc.records import Aggregate, AuditReport, AuditResult
 from ariadne_lc.report._decisive import GATE_HEADER, gate_table
 from ariadne_lc.stats import UNSPECIFIED_DOMAIN, aggregate
@@ -133,7 +134,7 @@ def link_detail(report: AuditReport, link: str) -> LinkDetail:
             (kind, str(a.scored), _held(a), ci_text(a.violation_rate_ci), num_text(a.mean_similarity))
             for kind, a in controls.items()
         ]
-        what = "action" if link == "thought->action" else "answer"
+        what = links.words(link)[1]
         note = f"A control changes nothing that matters: the {what} should hold under it every time."
         tables.append(Table("Controls", CONTROL_HEADER, rows, note))
     phis: dict[str, list[float]] = defaultdict(list)

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ariadne_lc.coverage import why_no_verdict
+from ariadne_lc.coverage import coverage_line, why_no_verdict
 from ariadne_lc.records import AuditReport
 from ariadne_lc.report._corrected import corrected_markdown
 from ariadne_lc.report._decisive import gate_line
 from ariadne_lc.report._examples import Segment, before_after, edited_text, example_for, unchanged, why_none
 from ariadne_lc.report._link_tables import Table, link_detail, num_text, pct_text
 from ariadne_lc.report._sentences import counts_line, placebo_line, steps
-from ariadne_lc.report._verdict import VERDICT_RULE, LinkAnswer, link_answers
+from ariadne_lc.report._verdict import LinkAnswer, link_answers, verdict_header, verdict_rule
 
 __all__ = ["audit_markdown"]
-
-VERDICT_HEADER = ("link", "verdict", "violation rate", "95% CI", "N scored", "coverage", "controls")
 
 
 def _cell(text: str) -> str:
@@ -50,15 +48,8 @@ def diff_markdown(segments: Sequence[Segment]) -> str:
 
 
 def _verdict_row(a: LinkAnswer) -> tuple[str, ...]:
-    ci = "-" if not a.ci else f"[{a.ci[0]:.0%}, {a.ci[1]:.0%}]"
-    coverage = (
-        "-"
-        if a.coverage is None
-        else f"{a.coverage[0]}/{a.coverage[1]}" + (f" ({a.coverage[0] / a.coverage[1]:.0%})" if a.coverage[1] else "")
-    )
-    controls = ", ".join(map(str, a.controls)) or "none"
-    rate = pct_text(a.rate) + (f" (calibrated: {a.calibrated})" if a.calibrated else "")
-    return (a.link, f"**{a.verdict}** ({a.why})", rate, ci, str(a.scored), coverage, controls)
+    link, verdict, *rest = a.cells
+    return (link, f"**{verdict}** ({a.why})", *rest)
 
 
 def _examples(report: AuditReport, answers: Sequence[LinkAnswer]) -> list[str]:
@@ -135,14 +126,18 @@ def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness aud
     answers = link_answers(report)
     lines = [f"# {title}", ""]
     if report.coverage is not None:
-        lines += [report.coverage.summary().capitalize() + ".", ""]
+        lines += [coverage_line(report.coverage).capitalize() + ".", ""]
     for link, reasons in why_no_verdict(report.results).items():
         lines += [f"**{link}, why no verdict:**", ""]
         lines += [f"- {reason} ({n})" + (f": {fix}" if fix else "") for reason, n, fix in reasons]
         lines.append("")
     lines += ["## One answer per link", ""]
-    lines += _table(VERDICT_HEADER, [_verdict_row(a) for a in answers]) if answers else ["No link was audited.", ""]
-    lines += [f"Verdict: {VERDICT_RULE} Controls should hold: the action or answer is expected to stay.", ""]
+    header = verdict_header(report.confidence)
+    lines += _table(header, [_verdict_row(a) for a in answers]) if answers else ["No link was audited.", ""]
+    lines += [
+        f"Verdict: {verdict_rule(report.confidence)} Controls should hold: the action or answer is expected to stay.",
+        "",
+    ]
     lines += _examples(report, answers)
     lines += _details(report, answers)
     return "\n".join(lines) + "\n"

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ariadne_lc import links
 from ariadne_lc.errors import MissingExtraError
 
 __all__ = [
-    "LINK_COLOURS",
     "OUTCOME_STYLES",
     "STAYED",
     "TYPE_COLOURS",
@@ -25,6 +25,7 @@ __all__ = [
     "RateBar",
     "estimate_plot",
     "intervention_bars",
+    "link_colour",
     "outcome_bars",
     "phi_histogram",
     "rate_bars",
@@ -51,12 +52,13 @@ TYPE_COLOURS: Final[Mapping[str, str]] = {
 }
 """The colour of each intervention type and control, in every plot (a test pins that every kind has one)."""
 
-LINK_COLOURS: Final[Mapping[str, str]] = {
-    "thought->action": "#e6550d",
-    "observation->answer": "#31a354",
-    "thought->answer": "#3182bd",
-}
-"""The colour of each link of the agent's loop, in every plot where links are the series."""
+
+def link_colour(link: str) -> str | None:
+    """The colour of ``link`` in every plot where links are the series (its
+    :attr:`~ariadne_lc.links.LinkSpec.colour`; ``None`` for a link not registered here)."""
+    spec = links.find(link)
+    return None if spec is None else spec.colour
+
 
 _OTHER_COLOURS: Final = ("#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", "#8ca252", "#bd9e39")
 """For series that are no intervention type: dark tones none of :data:`TYPE_COLOURS` uses."""
@@ -64,12 +66,12 @@ _OTHER_COLOURS: Final = ("#637939", "#8c6d31", "#843c39", "#7b4173", "#5254a3", 
 
 def series_colour(name: str, index: int = 0) -> str:
     """The colour of series ``name``: its type's colour, else the ``index``-th of the other palette."""
-    return TYPE_COLOURS.get(name) or LINK_COLOURS.get(name) or _OTHER_COLOURS[index % len(_OTHER_COLOURS)]
+    return TYPE_COLOURS.get(name) or link_colour(name) or _OTHER_COLOURS[index % len(_OTHER_COLOURS)]
 
 
 def _colours(names: Sequence[str]) -> list[str]:
     """A colour per series: the types' own, and the other palette in order for the rest."""
-    others = [n for n in names if n not in TYPE_COLOURS and n not in LINK_COLOURS]
+    others = [n for n in names if n not in TYPE_COLOURS and link_colour(n) is None]
     return [series_colour(n, others.index(n) if n in others else 0) for n in names]
 
 
@@ -192,7 +194,7 @@ def outcome_bars(bars: Sequence[OutcomeBar], *, title: str = "where the action o
             if not total or not count:
                 continue
             width = count / total
-            colour = STAYED if field == "stayed" else LINK_COLOURS.get(bar.link, _OTHER_COLOURS[0])
+            colour = STAYED if field == "stayed" else link_colour(bar.link) or _OTHER_COLOURS[0]
             ax.barh([i], [width], left=left, color=colour, alpha=alpha, edgecolor="white", height=0.6)
             words = f"{label.split(' ')[0]} {count}" if width > 0.14 else str(count)
             ax.text(left + width / 2, i, words, ha="center", va="center", fontsize=9,
@@ -200,7 +202,7 @@ def outcome_bars(bars: Sequence[OutcomeBar], *, title: str = "where the action o
             left += width
     ax.set_yticks(range(len(bars)), [f"{b.link} (N={b.tracks + b.elsewhere + b.moved + b.stayed})" for b in bars])
     for label, bar in zip(ax.get_yticklabels(), bars, strict=True):
-        label.set_color(LINK_COLOURS.get(bar.link, "#222222"))
+        label.set_color(link_colour(bar.link) or "#222222")
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _: f"{x:.0%}"))

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from ariadne_lc import Auditor, InMemoryTraceStore, record
+from ariadne_lc.audit import RecordedValues
 from ariadne_lc.calibration.text_outputs import TEXT_AGENTS, build_text_agent, text_questions, text_rates
 
 
@@ -41,7 +42,9 @@ def main() -> None:
             recorded = record(graph, store)
             for i, q in enumerate(questions):
                 recorded.invoke({"messages": [("user", q.text)]}, {"configurable": {"thread_id": f"{agent}-{i}"}})
-            report = Auditor(graph, links=["observation->answer"]).audit_batch(store.list_traces())
+            traces = store.list_traces()  # other values from the other runs: a reference pool, given explicitly
+            pool = RecordedValues.from_traces(traces)
+            report = Auditor(graph, links=["observation->answer"], recorded_values=pool).audit_batch(traces)
             for r in report.results:
                 out.write(
                     json.dumps({"agent": agent, "faithful": faithful, "result": r.model_dump(mode="json")}) + "\n"

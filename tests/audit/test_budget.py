@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
 from ariadne_lc.audit._budget import _systematic, cost_bound, sample
 from ariadne_lc.audit._plan import plan
-from ariadne_lc.coverage import coverage
+from ariadne_lc.coverage import coverage, coverage_line
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import LINKS, AuditResult
 from ariadne_lc.stats import build_report, weighted_rate
@@ -63,7 +63,7 @@ def test_a_long_run_costs_a_known_multiple_and_every_verdict_is_right(calls: int
     assert len({r.plan_key for r in results}) == len(results)
     left = coverage(results)
     assert left.units == 2 * calls and left.left_out > 0
-    assert f"{left.left_out} left out by the budget" in left.summary()
+    assert f"{left.left_out} left out by the budget" in coverage_line(left)
     assert left.by_link["observation->answer"][1] == calls  # the denominator is every output, sampled or not
 
 
@@ -124,24 +124,6 @@ def test_a_budget_is_a_positive_number_or_none() -> None:
     assert cost_bound(10, 3.0) == 30 and cost_bound(10, None) == 100
 
 
-def test_the_recorded_values_pool_is_bounded_in_characters() -> None:
-    from ariadne_lc.audit._pool import MAX_VALUE_CHARS, RecordedValues
-    from ariadne_lc.trace import Step, ToolCall
-
-    def trace(i: int, output: str) -> Trace:
-        call = ToolCall(id=f"c{i}", name=f"tool{i % 3}", args={"q": f"arg {i}"}, output=output)
-        step = Step(index=0, node="agent", thought="", tool_calls=[call])
-        return Trace(trace_id=f"t{i}", steps=[step], final_answer="x")
-
-    pool = RecordedValues(max_chars=10_000)
-    pool.observe([trace(i, f"{i:04d}" * 250) for i in range(100)])  # 100 outputs of 1,000 characters
-    assert 0 < pool.chars <= 10_000
-    kept = [o for tool in ("tool0", "tool1", "tool2") for o in pool.outputs(tool)]
-    assert 0 < len(kept) < 10 and f"{99:04d}" * 250 in kept  # the newest stay
-    pool.observe([trace(200, "x" * (MAX_VALUE_CHARS + 1))])
-    assert "x" * (MAX_VALUE_CHARS + 1) not in pool.outputs("tool2")
-
-
 def test_runs_that_ended_with_an_empty_answer_are_counted_at_the_run_level() -> None:
     empty = [
         AuditResult(
@@ -153,5 +135,5 @@ def test_runs_that_ended_with_an_empty_answer_are_counted_at_the_run_level() -> 
     ]  # fmt: skip
     said = coverage(empty)
     assert said.runs_without_answer == 3
-    assert "3 of 3 runs ended with an empty answer" in said.summary()
+    assert "3 of 3 runs ended with an empty answer" in coverage_line(said)
     assert "inconclusive: the recorded answer is empty" in said.no_verdict

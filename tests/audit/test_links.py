@@ -18,6 +18,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore, record
+from ariadne_lc.coverage import coverage_line
 from ariadne_lc.interventions.actions import RuleActionReader
 from ariadne_lc.interventions.implied import RuleReader
 from ariadne_lc.stats import build_report
@@ -183,7 +184,7 @@ def test_reports_keep_links_apart_and_lead_with_coverage() -> None:
     assert report.coverage is not None and report.coverage.units == 2 and report.coverage.with_verdict == 2
     assert report.coverage.by_link["thought->action"] == (1, 1)
     assert report.coverage.by_unit == {"thought": (1, 1), "output": (1, 1)}
-    assert report.coverage.summary().startswith("coverage 2/2 (100%) units with a verdict")
+    assert coverage_line(report.coverage).startswith("coverage 2/2 (100%) units with a verdict")
 
 
 async def test_the_async_auditor_audits_every_link() -> None:

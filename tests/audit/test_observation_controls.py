@@ -15,7 +15,7 @@ from ariadne_lc import Auditor
 from ariadne_lc.audit._plan import plan
 from ariadne_lc.cli._pipeline import link_lines
 from ariadne_lc.interventions.implied import RuleReader
-from ariadne_lc.report._links import LINK_HEADER, link_rows
+from ariadne_lc.report import link_answers, verdict_header
 from ariadne_lc.stats import build_report
 from ariadne_lc.trace import Trace
 from tests.audit.test_links import RUNS, _create_agent, _hand_graph, _on
@@ -98,11 +98,11 @@ def test_reports_and_the_cli_show_each_links_controls_apart() -> None:
     assert set(report.controls_by_link["observation->answer"]) == {"rerun", "paraphrase"}
     assert set(report.controls_by_link["thought->answer"]) == {"rerun", "paraphrase"}
     assert report.by_link["observation->answer"].scored == 1  # the swap alone: controls are never pooled in
-    rows = {row[0]: dict(zip(LINK_HEADER, row, strict=True)) for row in link_rows(report)}
-    assert rows["observation->answer"]["controls: answer held"] == "paraphrase 1/1, rerun 1/1"
+    rows = {a.link: dict(zip(verdict_header(report.confidence), a.cells, strict=True)) for a in link_answers(report)}
+    assert rows["observation->answer"]["controls"] == "paraphrase held 1/1, rerun held 1/1"
     lines = {line.split(":")[0]: line for line in link_lines(report)}
-    assert lines["observation->answer"].endswith("; controls (answer held): paraphrase 1/1, rerun 1/1")
-    assert "controls (answer held)" in lines["thought->answer"]
+    assert lines["observation->answer"].endswith("; controls: paraphrase held 1/1, rerun held 1/1")
+    assert "controls: " in lines["thought->answer"]
 
 
 async def test_the_async_auditor_runs_the_observation_controls() -> None:

@@ -63,6 +63,7 @@ def test_the_defaults_are_the_auditors_of_before() -> None:
         "paraphraser": None,
         "swapper": None,
         "observation_swaps": 1,
+        "recorded_values": None,
         "contradictions_per_step": 1,
         "thought_similarity": None,
         "min_thought_chars": DEFAULT_MIN_THOUGHT_CHARS,

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from ariadne_lc import Auditor
+from ariadne_lc.audit import RecordedValues
+from ariadne_lc.coverage import coverage_line
 from tests.tutorial_agents import RUNS, SHAPES, Shape, run_shape
 
 COMBINATIONS = [
@@ -53,14 +55,16 @@ def test_a_thought_where_reasoning_models_put_it_gets_the_same_verdicts(
 def _check(shape: Shape, thought: bool, action: str, answer: str, place: str) -> list[Any]:
     graph, traces = run_shape(shape, thought=thought, action=action, answer=answer, thought_in=place)  # type: ignore[arg-type]
     heads, runs = _heads(graph, traces), dict(RUNS)
-    report = Auditor(graph).audit_batch(traces)  # every default: no interventions, no step, no links named
+    # every default: no interventions, step, links (a passage, which no value of its own run can change, is served
+    # another run's passage from the batch)
+    report = Auditor(graph).audit_batch(traces)
     assert runs == RUNS  # no audit ran a tool: the re-runs make no call, the replays serve recorded outputs
     assert _heads(graph, traces) == heads  # every replay ran in an isolated thread
     coverage = report.coverage
     assert coverage is not None
     per_trace = len(shape.plan(shape.questions[0])[1]) + (1 if thought else 0)
     assert coverage.units == per_trace * len(traces)
-    assert coverage.rate is not None and coverage.rate >= 0.9, coverage.summary()
+    assert coverage.rate is not None and coverage.rate >= 0.9, coverage_line(coverage)
     if not thought:
         assert "thought->action" not in coverage.by_link  # no text before the call: no thought unit
     wrong = []
@@ -102,3 +106,21 @@ def test_a_plan_is_contradicted_by_another_tool_and_followed() -> None:
     assert "population tool" in (action.intervened_thought or "")
     assert action.action is not None and [c.name for c in action.action.derived] == ["population"]
     assert action.tracking == "tracks" and action.phi == 1.0 and not action.violation
+
+
+def test_a_passage_is_served_another_runs_passage_only_in_a_batch_and_every_other_swap_is_the_same() -> None:
+    [rag] = [s for s in SHAPES if s.name == "agentic_rag"]
+    graph, traces = run_shape(rag, thought=True, action="thought", answer="observation", thought_in="content")
+    alone = [r for t in traces for r in Auditor(graph).audit(t) if r.link == "observation->answer"]
+    assert all(r.status == "not_applicable" and r.observation is not None for r in alone)
+    assert all((r.observation.method or "").startswith("no value to swap") for r in alone)
+    batch = [r for r in Auditor(graph).audit_batch(traces).results if r.link == "observation->answer"]
+    methods = {r.observation.method for r in batch if r.observation}
+    assert "values:other-passage in the batch" in methods and all(m.endswith(" in the batch") for m in methods)
+    assert all(r.status == "scored" and not r.violation for r in batch)  # the agent reads its passage
+    pool = RecordedValues.from_traces(traces)  # given as a reference: the same passages, said to be the pool's
+    auditor = Auditor(graph, recorded_values=pool)
+    given = [r for t in traces for r in auditor.audit(t) if r.link == "observation->answer"]
+    swapped = {(r.trace_id, r.observation.swapped) for r in given if r.observation}
+    assert swapped == {(r.trace_id, r.observation.swapped) for r in batch if r.observation}
+    assert {r.observation.method for r in given if r.observation} == {m.removesuffix(" in the batch") for m in methods}

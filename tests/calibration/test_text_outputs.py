@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ariadne_lc import Auditor, InMemoryTraceStore, record
+from ariadne_lc.audit import RecordedValues
 from ariadne_lc.calibration.text_outputs import TEXT_AGENTS, TEXT_TOOLS, build_text_agent, text_questions, text_rates
 
 
@@ -23,7 +24,9 @@ def test_each_ground_truth_agent_gets_its_verdict_on_every_output_shape(agent: s
     recorded = record(graph, store)
     for i, q in enumerate(questions):
         recorded.invoke({"messages": [("user", q.text)]}, {"configurable": {"thread_id": f"{agent}-{i}"}})
-    report = Auditor(graph, links=["observation->answer"]).audit_batch(store.list_traces())
+    traces = store.list_traces()  # other values from the other runs: a reference pool, given explicitly
+    pool = RecordedValues.from_traces(traces)
+    report = Auditor(graph, links=["observation->answer"], recorded_values=pool).audit_batch(traces)
     rates = text_rates(report.results, TEXT_AGENTS[agent])
     assert rates["scored"] == 18 and rates["error"] == 0.0, rates
     assert set(rates["tracking"]) == ({"tracks"} if TEXT_AGENTS[agent] else {"stayed"})

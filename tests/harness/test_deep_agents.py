@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from ariadne_lc import Auditor, ReplayInputMismatchError
+from ariadne_lc.coverage import coverage_line
 from ariadne_lc.replay import Replayer, _fork
 from tests.harness_agents import QUESTIONS, RUNS, run_deep_delegating, run_deep_lookup
 
@@ -55,7 +56,7 @@ def test_every_default_gives_right_verdicts_on_a_deep_agent(any_saver: Any, acti
     assert _heads(graph, traces) == heads  # the production threads are untouched
     coverage = report.coverage
     assert coverage is not None and coverage.units == 4 * len(QUESTIONS)  # 2 thoughts + 2 outputs per run
-    assert coverage.rate is not None and coverage.rate >= 0.9, coverage.summary()
+    assert coverage.rate is not None and coverage.rate >= 0.9, coverage_line(coverage)
     replayed = [r for r in report.results if r.status in ("scored", "inconclusive") or r.error_type]
     assert replayed and all(r.input_checked for r in replayed)  # every replay saw the recorded input
     wrong = []
@@ -119,8 +120,8 @@ def test_a_sub_agent_behind_task_is_its_own_trace_and_every_unit_gets_a_right_ve
     assert _heads(graph, traces) == heads
     coverage = report.coverage
     assert coverage is not None and coverage.units == 4 * len(QUESTIONS)  # each agent: its plan and its output
-    assert coverage.rate is not None and coverage.rate >= 0.9, coverage.summary()
-    assert set(coverage.by_agent) == {"researcher", "LangGraph"} and "agents: " in coverage.summary()
+    assert coverage.rate is not None and coverage.rate >= 0.9, coverage_line(coverage)
+    assert set(coverage.by_agent) == {"researcher", "LangGraph"} and "agents: " in coverage_line(coverage)
     scored = [r for r in report.results if r.status == "scored"]
     assert scored and all(r.input_checked for r in scored)
     truth = {"thought->action": action == "question", "observation->answer": answer == "question"}
@@ -151,7 +152,7 @@ async def test_the_async_audit_of_a_delegating_deep_agent_gives_the_same_verdict
     """``aaudit_batch``: the same flows, awaited (the delta history, the sub-agent's namespaced checkpoints)."""
     graph, traces = run_deep_delegating(InMemorySaver(), action="thought", answer="question")
     report = await Auditor(graph).aaudit_batch(traces)
-    assert report.coverage is not None and report.coverage.rate == 1.0, report.coverage.summary()
+    assert report.coverage is not None and report.coverage.rate == 1.0, coverage_line(report.coverage)
     scored = [r for r in report.results if r.status == "scored"]
     assert all(r.input_checked for r in scored)
     assert {r.link for r in scored if r.violation} == {"observation->answer"}

@@ -10,6 +10,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc import Auditor
+from ariadne_lc.coverage import coverage_line
 from tests.harness_agents import QUESTIONS, RUNS, run_supervisor, run_swarm
 
 TRUTHS = [("thought", "observation"), ("question", "question"), ("thought", "question"), ("question", "observation")]
@@ -47,7 +48,7 @@ def test_a_swarm_gets_a_right_verdict_on_its_hand_offs_and_its_workers(action: s
     report = _audit(graph, traces)
     coverage = report.coverage
     assert coverage is not None and coverage.units == 3 * len(QUESTIONS)  # triage's hand-off, the shopper's 2 units
-    assert coverage.rate is not None and coverage.rate >= 0.9, coverage.summary()
+    assert coverage.rate is not None and coverage.rate >= 0.9, coverage_line(coverage)
     assert not _wrong(report, action, answer)
     handoffs = [r for r in report.results if r.agent_name == "triage" and r.link == "thought->action"]
     assert len(handoffs) == len(QUESTIONS) and all(r.status == "scored" for r in handoffs)
@@ -62,7 +63,7 @@ def test_a_supervisors_workers_are_audited_on_their_own_graphs(action: str, answ
     report = _audit(graph, traces)
     coverage = report.coverage
     assert coverage is not None and coverage.units == 2 * len(QUESTIONS)
-    assert coverage.rate is not None and coverage.rate >= 0.9, coverage.summary()
+    assert coverage.rate is not None and coverage.rate >= 0.9, coverage_line(coverage)
     assert not _wrong(report, action, answer)
     scored = [r for r in report.results if r.status == "scored"]
     assert all(r.input_checked for r in scored)

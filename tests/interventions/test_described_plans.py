@@ -13,6 +13,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
+from ariadne_lc.audit import RecordedValues
 from ariadne_lc.interventions.actions import RuleActionReader, ToolSpec
 from ariadne_lc.testing import ScriptedChatModel
 
@@ -57,7 +58,9 @@ def test_a_rag_plan_stated_by_its_argument_gets_a_thought_action_verdict() -> No
     for i, topic in enumerate(TOPICS):
         graph.invoke({"messages": [("user", f"What does the blog say about {topic}?")]},
                      {"configurable": {"thread_id": f"t{i}"}})  # fmt: skip
-    results = Auditor(graph).audit_batch(store.list_traces()).results
+    traces = store.list_traces()
+    # the other topics are values the tool was called with in the other runs: a reference pool gives them
+    results = Auditor(graph, recorded_values=RecordedValues.from_traces(traces)).audit_batch(traces).results
     actions = [r for r in results if r.link == "thought->action"]
     assert actions and all(r.status == "scored" and r.label == "faithful" for r in actions), [
         (r.status, r.inconclusive_reason, r.decisiveness) for r in actions

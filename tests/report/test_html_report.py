@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from ariadne_lc import links
 from ariadne_lc.records import LINKS, AuditReport
 from ariadne_lc.report import audit_html, write_audit_reports
-from ariadne_lc.report._plots import _OTHER_COLOURS, LINK_COLOURS, STAYED, TYPE_COLOURS
+from ariadne_lc.report._plots import _OTHER_COLOURS, STAYED, TYPE_COLOURS
 from ariadne_lc.stats import build_report
 from tests.report.builders import three_link_report
 
@@ -193,7 +194,8 @@ def test_every_chart_draws_something_and_controls_are_never_bars(
     written: tuple[AuditReport, Node, dict[str, Any]],
 ) -> None:
     _, page, _ = written
-    drawn = {c.lower() for c in [*TYPE_COLOURS.values(), *LINK_COLOURS.values(), STAYED, *_OTHER_COLOURS]}
+    link_colours = [spec.colour for spec in links.registered()]
+    drawn = {c.lower() for c in [*TYPE_COLOURS.values(), *link_colours, STAYED, *_OTHER_COLOURS]}
     controls = {TYPE_COLOURS["rerun"].lower(), TYPE_COLOURS["paraphrase"].lower()}
     svgs = [n.attrs["svg"] for n in page.find_all("svg")]
     assert svgs
@@ -205,7 +207,7 @@ def test_every_chart_draws_something_and_controls_are_never_bars(
     assert len(outcomes) == 1 and page.find_all("table")[0].parent is outcomes[0].parent  # right under the verdicts
     (outcome_svg,) = (n.attrs["svg"] for n in outcomes[0].find_all("svg"))
     fills = {c.lower() for c in re.findall(r"fill: ?(#[0-9a-fA-F]{6})", outcome_svg)}
-    assert {c.lower() for c in LINK_COLOURS.values()} | {STAYED.lower()} <= fills  # each link in its own colour
+    assert {c.lower() for c in link_colours} | {STAYED.lower()} <= fills  # each link in its own colour
 
 
 def test_a_chart_that_would_be_empty_is_a_sentence(written: tuple[AuditReport, Node, dict[str, Any]]) -> None:

@@ -125,11 +125,12 @@ def _fills(svg: str) -> set[str]:
 
 
 def test_one_type_keeps_one_colour_in_every_plot() -> None:
+    from ariadne_lc import links
     from ariadne_lc.interventions import CONTRADICTIONS, CONTROLS, OBSERVATIONS
-    from ariadne_lc.report._plots import LINK_COLOURS, TYPE_COLOURS
+    from ariadne_lc.report._plots import TYPE_COLOURS
 
     assert set(TYPE_COLOURS) == {*CONTRADICTIONS, *CONTROLS, *OBSERVATIONS}
-    colours = [*TYPE_COLOURS.values(), *LINK_COLOURS.values()]
+    colours = [*TYPE_COLOURS.values(), *(spec.colour for spec in links.registered())]
     assert len(set(colours)) == len(colours)  # a link never wears a type's colour
     kinds = ["causal_reversal", "logic_flip", "conclusion_swap", "paraphrase"]
     results = []

@@ -8,7 +8,7 @@ from ariadne_lc.records import LINKS, Aggregate, AuditReport
 from ariadne_lc.report import audit_markdown
 from ariadne_lc.report._examples import pick_example, word_diff
 from ariadne_lc.report._markdown import diff_markdown
-from ariadne_lc.report._verdict import VERDICT_RULE, link_answers, link_verdict
+from ariadne_lc.report._verdict import link_answers, link_verdict, verdict_header, verdict_rule
 from ariadne_lc.stats import wilson_interval
 from tests.report.builders import three_link_report
 
@@ -39,7 +39,9 @@ def test_the_verdict_rule(violations: int, scored: int, word: str) -> None:
     verdict, why = link_verdict(_aggregate(violations, scored))
     assert verdict == word, why
     assert link_verdict(None)[0] == "no verdict"
-    assert "below 20%" in VERDICT_RULE and "above 20%" in VERDICT_RULE
+    rule = verdict_rule(0.95)
+    assert "below 20%" in rule and "above 20%" in rule and "95% interval" in rule
+    assert "90% interval" in verdict_rule(0.9) and verdict_header(0.9)[3] == "90% CI"
 
 
 def test_word_diff_marks_only_what_changed() -> None:

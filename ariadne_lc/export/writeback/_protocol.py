@@ -16,6 +16,7 @@ from uuid import UUID
 
 from ariadne_lc import semconv as sc
 from ariadne_lc.errors import AriadneError, ConfigurationError
+from ariadne_lc.links import THOUGHT_ANSWER
 
 if TYPE_CHECKING:
     from opentelemetry.trace import SpanContext
@@ -148,7 +149,7 @@ class Score:
             explanation=explanation,
             metadata=metadata,
             key=f"{result.intervention_type}/{result.step_index}"
-            + ("" if result.link == "thought->answer" else f"/{result.link}"),
+            + ("" if result.link == THOUGHT_ANSWER.name else f"/{result.link}"),  # the link before links: no suffix
         )
 
     def stable_id(self, target: ScoreTarget) -> UUID:
