@@ -82,6 +82,7 @@ def test_a_link_registered_in_one_module_reaches_every_part(second_lookup: links
 
     page = audit_html(report)
     assert f'data-link="{second_lookup.name}"' in page.replace("&gt;", ">") and second_lookup.colour in page
+    assert f'title="{second_lookup.question}"' in page
     assert f"| {second_lookup.name} | **" in audit_markdown(report)
     rows = [line for line in summary_lines(report) if line.startswith(second_lookup.name)]
     assert rows and rows[0].split()[1:] == ["no", "verdict", "0%", "[0%,", "79%]", "1", "1/1", "(100%)"]

@@ -78,7 +78,8 @@ _PAGE = """<!doctype html>
 <tr><th>link</th><th class="verdict-cell">verdict</th><th>violation rate</th><th>{{ ci_label }}</th><th>N scored</th>
 <th>coverage</th>{% if calibrated %}<th>calibrated</th>{% endif %}<th class="controls">controls</th></tr>
 {% for r in rows %}<tr data-link="{{ r.link }}">
-<td class="link"><span class="swatch" style="background: {{ r.colour }}"></span>{{ r.link }}</td>
+<td class="link" title="{{ r.question }}"><span class="swatch" style="background: {{ r.colour }}"></span>
+{{- r.link }}</td>
 <td class="verdict-cell"><span class="verdict {{ r.cls }}">{{ r.verdict }}</span>
 <span class="why">{{ r.why }}</span></td>
 <td class="rate">{{ r.rate }}</td><td class="ci">{{ r.ci }}</td><td class="scored">{{ r.scored }}</td>

@@ -43,7 +43,7 @@ def verdict_rows(answers: Sequence[LinkAnswer]) -> list[dict[str, Any]]:
             "link": link, "colour": link_colour(a.link) or "#555555", "verdict": verdict,
             "cls": verdict.replace(" ", "-"), "why": a.why, "caveat": a.caveat, "rate": pct_text(a.rate), "ci": ci,
             "scored": scored, "violations": str(a.violations), "coverage": coverage, "controls": controls,
-            "corrected": a.calibrated or "-",
+            "corrected": a.calibrated or "-", "question": spec.question if (spec := links.find(a.link)) else "",
         })  # fmt: skip
     return rows
 
