@@ -22,6 +22,7 @@ from ariadne_lc.cli._summary import summary_lines
 from ariadne_lc.coverage import coverage, coverage_line
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.export.writeback import Score
+from ariadne_lc.interventions import CONTRADICTIONS
 from ariadne_lc.report import audit_html, audit_markdown
 from ariadne_lc.stats import build_report
 from ariadne_lc.testing import lookup, lookup_model, lookup_question
@@ -114,7 +115,7 @@ def test_registration_refuses_what_cannot_be_audited() -> None:
 
 
 def test_the_loops_links_are_declared_as_the_engine_audits_them() -> None:
-    assert links.THOUGHT_ACTION.interventions == ACTION_KINDS
+    assert links.THOUGHT_ACTION.interventions == ACTION_KINDS == {*CONTRADICTIONS, "decisive", "rerun", "paraphrase"}
     assert {
         spec.name: spec.decisive_order for spec in links.registered() if spec.decisive_order
     } == DECISIVE_ORDER

@@ -12,7 +12,7 @@ from typing import Final, Literal
 
 from ariadne_lc import links as links_registry
 from ariadne_lc.errors import ConfigurationError, FinalStepError, TraceError, TraceNotFinishedError
-from ariadne_lc.interventions import CONTRADICTIONS, OBSERVATIONS, ControlType, parse_interventions, resolve
+from ariadne_lc.interventions import OBSERVATIONS, ControlType, parse_interventions, resolve
 from ariadne_lc.links import LinkSpec
 from ariadne_lc.records import Link
 from ariadne_lc.replay._own import HANDOFF_PREFIXES
@@ -167,10 +167,10 @@ def intervention_names(interventions: str | Sequence[str]) -> list[str]:
     return parse_interventions(list(interventions) if not isinstance(interventions, str) else interventions)
 
 
-ACTION_KINDS = frozenset({*CONTRADICTIONS, DECISIVE, ControlType.RERUN, ControlType.PARAPHRASE})
-"""What the ``thought->action`` link audits (:data:`~ariadne_lc.links.ACTION_INTERVENTIONS`, a test pins that they
-agree): every contradiction, the rerun (the re-run's own noise) and the placebo; ablation, filler and early answering
-remove the thought, which then says no action at all."""
+ACTION_KINDS: Final = links_registry.ACTION_INTERVENTIONS
+"""What the ``thought->action`` link audits (its :attr:`~ariadne_lc.links.LinkSpec.interventions`, declared once in
+the registry): every contradiction, the rerun (the re-run's own noise) and the placebo; ablation, filler and early
+answering remove the thought, which then says no action at all."""
 
 
 OBSERVATION_CONTROLS = frozenset({ControlType.RERUN, ControlType.PARAPHRASE})
