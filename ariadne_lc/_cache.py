@@ -1,9 +1,16 @@
-"""A bounded, thread-safe least-recently-used map: the caches a batch audit shares between its threads."""
+"""A bounded, thread-safe least-recently-used map: the caches a batch audit shares between its threads.
+
+:meth:`Lru.get_or_make` computes a missing value once however many threads (or coroutines) ask for it at the same
+time: the first makes it, the others wait for it. Without that, two concurrent audits of the same thought each paid
+for the same model reading, and a concurrent run's model calls differed from the same run one job at a time.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 __all__ = ["Lru"]
@@ -12,23 +19,67 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
+class _Flight:
+    """A value being made: waiting threads block on ``done``, waiting coroutines await a future of their own loop."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._lock = threading.Lock()
+
+    async def landed(self) -> None:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if self.done.is_set():
+                return
+            self._waiters.append((loop, future))
+        await future
+
+    def land(self) -> None:
+        """Wake every waiter."""
+        with self._lock:
+            self.done.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            if not loop.is_closed():  # a waiter whose loop has gone needs no waking
+                loop.call_soon_threadsafe(_resolve, future)
+
+
+def _on_a_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 class Lru(Generic[K, V]):
     """At most ``size`` entries; the least recently used goes first. Every method may be called from any thread (one
-    lock; a value is computed outside it, so two threads may compute the same one: the later ``put`` wins)."""
+    lock, never held while a value is made)."""
 
     def __init__(self, size: int) -> None:
         if size < 1:
             raise ValueError(f"an Lru holds at least 1 entry, got {size}")
         self.size = size
         self._entries: OrderedDict[K, V] = OrderedDict()
+        self._flights: dict[K, _Flight] = {}
         self._lock = threading.Lock()
 
     def get(self, key: K) -> V | None:
         with self._lock:
-            value = self._entries.get(key)
-            if value is not None:
-                self._entries.move_to_end(key)
-            return value
+            return self._get(key)
+
+    def _get(self, key: K) -> V | None:
+        value = self._entries.get(key)
+        if value is not None:
+            self._entries.move_to_end(key)
+        return value
 
     def put(self, key: K, value: V) -> V:
         with self._lock:
@@ -37,6 +88,54 @@ class Lru(Generic[K, V]):
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
         return value
+
+    def get_or_make(self, key: K, make: Callable[[], V]) -> tuple[V, bool]:
+        """The value at ``key`` and ``True`` (a hit: found, or made meanwhile by another caller this one waited
+        for), else ``make()``'s value, kept, and ``False``. A maker that raises lets the waiters try in turn."""
+        while True:
+            found, flight, mine = self._claim(key)
+            if flight is None:
+                return found, True  # type: ignore[return-value]  # a hit is never None
+            if mine:
+                break
+            if _on_a_loop():  # blocking here could wait for a coroutine of this very loop: make it, as before
+                return self.put(key, make()), False
+            flight.done.wait()
+        try:
+            return self.put(key, make()), False
+        finally:
+            self._landed(key, flight)
+
+    async def aget_or_make(self, key: K, make: Callable[[], Awaitable[V]]) -> tuple[V, bool]:
+        """Async twin of :meth:`get_or_make`: a waiting coroutine awaits the value without blocking its loop."""
+        while True:
+            found, flight, mine = self._claim(key)
+            if flight is None:
+                return found, True  # type: ignore[return-value]  # a hit is never None
+            if mine:
+                break
+            await flight.landed()
+        try:
+            return self.put(key, await make()), False
+        finally:
+            self._landed(key, flight)
+
+    def _claim(self, key: K) -> tuple[V | None, _Flight | None, bool]:
+        """(the value, ``None``, ``False``) on a hit, else the key's flight and whether this caller makes it."""
+        with self._lock:
+            found = self._get(key)
+            if found is not None:
+                return found, None, False
+            flight = self._flights.get(key)
+            if flight is not None:
+                return None, flight, False
+            flight = self._flights[key] = _Flight()
+            return None, flight, True
+
+    def _landed(self, key: K, flight: _Flight) -> None:
+        with self._lock:
+            del self._flights[key]
+        flight.land()
 
     def __len__(self) -> int:
         with self._lock:

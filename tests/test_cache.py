@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
+from collections.abc import Callable
 
 import pytest
 from langchain.agents import create_agent
@@ -10,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
 from ariadne_lc._cache import Lru
+from ariadne_lc.interventions.implied import CachedReader, ImpliedAnswer, RuleReader
 from ariadne_lc.testing import lookup, lookup_model, lookup_question
 
 
@@ -44,14 +48,103 @@ def test_many_threads_at_the_size_limit_never_break_it() -> None:
     assert not errors and len(cache) == 8
 
 
+def _at_once(n: int, work: Callable[[int], object]) -> list[object]:
+    """``work(i)`` for i < n, each on its own thread, all released together; their results, or the first error."""
+    start, results, errors = threading.Barrier(n), [None] * n, []
+
+    def one(i: int) -> None:
+        try:
+            start.wait()
+            results[i] = work(i)
+        except BaseException as exc:  # any error in a thread fails the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    return results
+
+
+def test_a_value_asked_for_by_many_threads_at_once_is_made_once() -> None:
+    cache: Lru[str, int] = Lru(4)
+    made: list[int] = []
+
+    def make() -> int:
+        made.append(1)
+        time.sleep(0.05)  # long enough that every other thread asks while it is being made
+        return 42
+
+    got = _at_once(8, lambda i: cache.get_or_make("k", make))
+    assert len(made) == 1 and sorted(got) == [(42, False), *[(42, True)] * 7]  # type: ignore[type-var]
+
+
+def test_a_maker_that_fails_lets_a_waiter_make_the_value() -> None:
+    cache: Lru[str, int] = Lru(4)
+    calls: list[int] = []
+
+    def make() -> int:
+        calls.append(1)
+        time.sleep(0.05)
+        if len(calls) == 1:
+            raise RuntimeError("the first maker fails")
+        return 7
+
+    got = _at_once(4, lambda i: _or_error(lambda: cache.get_or_make("k", make)))
+    assert len(calls) == 2 and sorted(map(str, got)) == [
+        "(7, False)",
+        "(7, True)",
+        "(7, True)",
+        "the first maker fails",
+    ]
+
+
+def _or_error(work: Callable[[], object]) -> object:
+    try:
+        return work()
+    except RuntimeError as exc:
+        return str(exc)
+
+
+def test_coroutines_on_one_loop_and_on_other_threads_wait_for_one_maker() -> None:
+    cache: Lru[str, int] = Lru(4)
+    made: list[int] = []
+
+    async def make() -> int:
+        made.append(1)
+        await asyncio.sleep(0.05)
+        return 5
+
+    async def many() -> list[tuple[int, bool]]:
+        return list(await asyncio.gather(*[cache.aget_or_make("k", make) for _ in range(5)]))
+
+    per_thread = _at_once(3, lambda i: asyncio.run(many()))  # three loops, five coroutines each
+    flat = [r for rs in per_thread for r in rs]  # type: ignore[attr-defined]
+    assert len(made) == 1 and flat.count((5, False)) == 1 and flat.count((5, True)) == 14
+
+
+def test_a_cached_reader_read_by_many_threads_at_once_reads_once() -> None:
+    class SlowReader(RuleReader):
+        reads = 0
+
+        def read(self, query: str, thought: str) -> ImpliedAnswer:
+            SlowReader.reads += 1
+            time.sleep(0.05)
+            return super().read(query, thought)
+
+    reader = CachedReader(SlowReader())
+    got = _at_once(6, lambda i: reader.read("What is 6 times 7?", "6 times 7 is 42, so the answer is 42."))
+    assert SlowReader.reads == 1 and reader.misses == 1 and reader.hits == 5 and len(set(map(repr, got))) == 1
+
+
 def test_a_batch_audited_by_many_threads_with_the_derived_action_cache_at_its_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr("ariadne_lc.audit._run.DERIVED_CACHE_SIZE", 2)  # evicting all the time
     store = InMemoryTraceStore()
-    graph = create_agent(
-        lookup_model(4), [lookup], checkpointer=InMemorySaver(), middleware=[AriadneMiddleware(store)]
-    )
+    graph = create_agent(lookup_model(4), [lookup], checkpointer=InMemorySaver(), middleware=[AriadneMiddleware(store)])
     for run in range(8):
         graph.invoke({"messages": [("user", lookup_question(4, run))]}, {"configurable": {"thread_id": f"t{run}"}})
     traces = store.list_traces()

@@ -259,28 +259,26 @@ class CachedReader:
         self._lock = threading.Lock()
         """Guards the counters (the entries have their own)."""
 
-    def _get(self, key: tuple[str, str]) -> ImpliedAnswer | None:
-        found = self._entries.get(key)
+    def _count(self, hit: bool) -> None:
         with self._lock:
-            if found is not None:
+            if hit:
                 self.hits += 1
             else:
                 self.misses += 1
-        return found
-
-    def _put(self, key: tuple[str, str], value: ImpliedAnswer) -> ImpliedAnswer:
-        return self._entries.put(key, value)
 
     def read(self, query: str, thought: str) -> ImpliedAnswer:
-        key = (query, thought)
-        found = self._get(key)
-        return found if found is not None else self._put(key, self.reader.read(query, thought))
+        # one reading per key, however many threads ask at once (the others wait for it and count a hit)
+        answer, hit = self._entries.get_or_make((query, thought), lambda: self.reader.read(query, thought))
+        self._count(hit)
+        return answer
 
     async def aread(self, query: str, thought: str) -> ImpliedAnswer:
         """Async twin of :meth:`read`."""
-        key = (query, thought)
-        found = self._get(key)
-        return found if found is not None else self._put(key, await aread_with(self.reader, query, thought))
+        answer, hit = await self._entries.aget_or_make(
+            (query, thought), lambda: aread_with(self.reader, query, thought)
+        )
+        self._count(hit)
+        return answer
 
 
 def readers_of(models: Sequence[Any]) -> AnswerReader:

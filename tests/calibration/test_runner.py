@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from ariadne_lc.calibration.runner import (
 )
 from ariadne_lc.calibration.storage import RunManifest, audit_key, open_run
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.interventions.implied import ImpliedAnswer, ModelReader
 from ariadne_lc.records import AuditResult
 from ariadne_lc.testing import ScriptedChatModel
 from ariadne_lc.trace import Trace
@@ -265,7 +267,18 @@ def _outcomes(audits: Sequence[CalibrationAudit]) -> dict[str, tuple[object, ...
     return out
 
 
-def test_concurrent_jobs_write_the_same_audits_as_one_at_a_time(tmp_path: Path) -> None:
+def test_concurrent_jobs_write_the_same_audits_as_one_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # jobs of one question share the gate's readings (the agents write the same thought): a slow reading keeps the
+    # race open, so a reading made twice by two jobs at once (one more model call) fails this test every time
+    read = ModelReader.read
+
+    def slow_read(self: ModelReader, query: str, thought: str) -> ImpliedAnswer:
+        time.sleep(0.02)
+        return read(self, query, thought)
+
+    monkeypatch.setattr(ModelReader, "read", slow_read)
     jobs = plan_jobs(questions(6, 4), ps=PS)
     model, calls = counted(calibration_model())
     one = open_run(tmp_path / "one", _manifest())
