@@ -13,7 +13,8 @@ swapper's number or yes/no) needs the same two things, so they are defined here 
 
 One number rule (:func:`shifted`): the magnitude up by 30%, by at least one unit of the last decimal place, in the
 number's own format (sign, decimals, thousands separators): ``108 -> 140 -> 182 -> 237``, ``3.5 -> 4.5``,
-``1,200 -> 1,560``. A shift never lands back on a value already tried, so successive shifts give distinct values.
+``1,200 -> 1,560``, ``1,299.99 -> 1,689.99``. A shift never lands back on a value already tried, so successive
+shifts give distinct values.
 
 The chain yields candidates only: the caller filters what is plausible where it swaps (a value the question states
 is never swapped in or out: :func:`question_values_dropped`). Everything here is a pure function of its arguments;
@@ -194,9 +195,10 @@ def shifted(number: str) -> str | None:
     sign, whole, decimals = m.group(1), m.group(2), m.group(3)
     value = float(whole.replace(",", "") + ("." + decimals if decimals else ""))
     new = value + max(abs(value) * _SHIFT, 10.0 ** -len(decimals) if decimals else 1.0)
+    grouped = "," if "," in whole else ""
     if decimals:
-        return sign + f"{new:.{len(decimals)}f}"
-    return sign + (f"{round(new):,}" if "," in whole else str(round(new)))
+        return sign + f"{new:{grouped}.{len(decimals)}f}"
+    return sign + f"{round(new):{grouped}d}"
 
 
 def flip(word: str) -> str:

@@ -240,7 +240,9 @@ class ModelReader:
 
 
 class CachedReader:
-    """Any reader, cached per (query, thought): bounded (least recently used out first), thread-safe, counted.
+    """Any reader, cached per (query, thought): bounded (least recently used out first), thread-safe, counted. A
+    reading many threads or coroutines ask for at once is made once (the others wait for it and count a hit), so a
+    concurrent run pays the model calls the same run pays one audit at a time.
 
     Attributes:
         hits: Reads answered from the cache.

@@ -9,8 +9,8 @@ from ariadne_lc.interventions.plans import PlanCritic
 
 
 def test_one_number_rule_thirty_percent_up_in_the_number_s_own_format() -> None:
-    assert [shifted(n) for n in ("108", "140", "182", "0", "-5", "3.5", "0.0", "1,200")] == [
-        "140", "182", "237", "1", "-6", "4.5", "0.1", "1,560"
+    assert [shifted(n) for n in ("108", "140", "182", "0", "-5", "3.5", "0.0", "1,200", "1,299.99", "-2,000.0")] == [
+        "140", "182", "237", "1", "-6", "4.5", "0.1", "1,560", "1,689.99", "-2,600.0"
     ]  # fmt: skip
     assert shifted("Madrid") is None
     # the rule swapper and the plan critic shift a number by the same rule
