@@ -98,27 +98,42 @@ def parse_step(value: str) -> StepSelector | None:
         raise ConfigurationError(f"--step must be units, auto, all or a step index, got {value!r}") from None
 
 
-def parse_links(values: Sequence[str] | None) -> tuple[Link, ...] | None:
+def parse_links(values: Sequence[str] | None, *, graph: str | None = None) -> tuple[Link, ...] | None:
     """``--link`` values, repeated or comma-separated, shell-safe (``thought-action``) or with the arrow quoted
-    (``None``: none given, every link the auditor can audit).
+    (``None``: none given, every link the auditor can audit). A name not registered yet may be a link the ``--graph``
+    module registers (``links.register`` beside the graph): that module is imported, and the name looked up again.
 
     Raises:
         ConfigurationError: A name that is no link (one line naming it and the links there are).
     """
-    known = links.names()
-    shell_safe = {link.replace("->", "-"): link for link in known}  # `>` redirects in a shell: thought-action
-    names = [shell_safe.get(k, k) for k in (v.strip() for value in values or () for v in value.split(",")) if k]
-    unknown = [k for k in names if k not in known]
+    asked = [k for k in (v.strip() for value in values or () for v in value.split(",")) if k]
+    names, unknown = _link_names(asked)
+    if unknown and graph is not None:
+        _import(graph, "--graph")  # imports the module only: a graph factory is not called here
+        names, unknown = _link_names(asked)
     if unknown:
         hint = (
             " (in a shell, `>` redirects: write thought-action, or quote the arrow)"
             if any(k.endswith("-") for k in unknown)
             else ""
         )
+        known = links.names()
         raise ConfigurationError(
-            f"unknown --link {', '.join(unknown)}; choose from {', '.join(shell_safe)} (or {', '.join(known)}){hint}"
+            f"unknown --link {', '.join(unknown)}; choose from {', '.join(_shell_safe(known))} (or "
+            f"{', '.join(known)}){hint}"
         )
     return tuple(dict.fromkeys(names)) or None
+
+
+def _shell_safe(known: Sequence[str]) -> dict[str, str]:
+    return {link.replace("->", "-"): link for link in known}  # `>` redirects in a shell: thought-action
+
+
+def _link_names(asked: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the links ``asked`` names, the names that are no registered link)."""
+    known = links.names()
+    names = [_shell_safe(known).get(k, k) for k in asked]
+    return names, [k for k in names if k not in known]
 
 
 BUDGET_HELP = (
@@ -199,7 +214,7 @@ def audit(
     min_coverage: Annotated[float, typer.Option(help=MIN_COVERAGE_HELP)] = DEFAULT_MIN_COVERAGE,
 ) -> None:
     """Audit your own graph: replay it from its checkpoints with contradicted thoughts, score, report."""
-    links = parse_links(link)
+    links = parse_links(link, graph=graph)
     held = Gate(fail_above, links, min_coverage)
     output_directory(output)
     at_least_one("--concurrency", concurrency)

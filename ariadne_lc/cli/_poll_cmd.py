@@ -59,7 +59,7 @@ def poll(
     link: Annotated[list[str] | None, typer.Option(help=LINK_HELP)] = None,
 ) -> None:
     """Poll a LangGraph Server for finished turns, sample them into the job store, audit them."""
-    links = parse_links(link)  # a bad name is one line before anything is contacted
+    links = parse_links(link, graph=graph)  # a bad name is one line before anything is contacted
     kinds, selector = parse_interventions(interventions), parse_step(step)
     if jobs.startswith(("postgresql://", "postgres://")):
         from ariadne_lc.distributed._preflight import check_database

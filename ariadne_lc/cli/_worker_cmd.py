@@ -101,7 +101,7 @@ def worker(
     loglevel: Annotated[str, typer.Option(help="Log level.")] = "INFO",
 ) -> None:
     """Consume audit tasks: claim each job in Postgres, audit it on your graph, commit the results once."""
-    links = parse_links(link)  # bad options are one line before any service is contacted
+    links = parse_links(link, graph=graph)  # bad options are one line before any service is contacted
     kinds, selector = tuple(parse_interventions(interventions)), parse_step(step)
     from ariadne_lc.distributed import WorkerConfig, broker_kind
 

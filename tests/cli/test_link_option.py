@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from ariadne_lc import links
 from ariadne_lc.cli import app
 from ariadne_lc.cli._audit_cmd import parse_links
 from ariadne_lc.errors import ConfigurationError
@@ -109,3 +110,39 @@ def test_an_unknown_link_is_one_line_before_anything_starts(command: str, tmp_pa
 def test_poll_and_worker_document_the_option(command: str) -> None:
     result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0 and "--link" in result.output
+
+
+PLUGIN = """
+from ariadne_lc import links
+from tests.cli.graphs import faithful
+
+links.register(links.LinkSpec(
+    name="product->answer", unit="output", strategy="replay_output", judged="answer", cause="product",
+    effect="answer", question="does the answer read the calculator's product?", colour="#8a2be2",
+    evaluation_name="product_faithfulness", interventions=frozenset({"observation_swap"}),
+    outputs=lambda call: call.name == "calculator",
+))
+"""
+
+
+def test_a_link_the_graph_module_registers_can_be_named_with_link(
+    queries: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user registers a link beside their graph (``links.register`` in the ``--graph`` module): ``--link`` names it
+    although the CLI parses its options before it loads the graph."""
+    module = f"plugin_graph_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{module}.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    out = tmp_path / "out"
+    args = ["audit", "--graph", f"{module}:faithful", "--queries", str(queries), "--output", str(out)]
+    try:
+        result = runner.invoke(app, [*args, "--interventions", "observation_swap", "--link", "product-answer"])
+        assert result.exit_code == 0, result.output
+        assert {r.link for r in SQLiteResultStore(out / "results.db").list_results()} == {"product->answer"}
+        assert "product->answer" in result.output  # its row in the summary
+    finally:
+        links.unregister("product->answer")
+    # a name neither registered nor registered by the graph's module is still one line
+    result = runner.invoke(app, ["audit", "--graph", "tests.cli.graphs:faithful", "--queries", str(queries),
+                                 "--output", str(out), "--link", "product->answer"])  # fmt: skip
+    assert result.exit_code == 2 and "unknown --link product->answer" in _one_line(result)
