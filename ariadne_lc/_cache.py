@@ -2,7 +2,8 @@
 
 :meth:`Lru.get_or_make` computes a missing value once however many threads (or coroutines) ask for it at the same
 time: the first makes it, the others wait for it. Without that, two concurrent audits of the same thought each paid
-for the same model reading, and a concurrent run's model calls differed from the same run one job at a time.
+for the same model reading, and a concurrent run's model calls differed from the same run one job at a time. It is a
+flow (:mod:`ariadne_lc._twin`): one definition for the blocking and the awaiting callers.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
+
+from ariadne_lc._twin import Call, Flow
 
 __all__ = ["Lru"]
 
@@ -27,14 +29,24 @@ class _Flight:
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._lock = threading.Lock()
 
-    async def landed(self) -> None:
+    def wait(self) -> bool:
+        """Block until the value is made; ``False`` at once on a thread running an event loop, where blocking could
+        wait for a coroutine of that very loop (the caller then makes the value itself)."""
+        if _on_a_loop():
+            return False
+        self.done.wait()
+        return True
+
+    async def landed(self) -> bool:
+        """Await the value without blocking the loop."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         with self._lock:
             if self.done.is_set():
-                return
+                return True
             self._waiters.append((loop, future))
         await future
+        return True
 
     def land(self) -> None:
         """Wake every waiter."""
@@ -89,34 +101,20 @@ class Lru(Generic[K, V]):
                 self._entries.popitem(last=False)
         return value
 
-    def get_or_make(self, key: K, make: Callable[[], V]) -> tuple[V, bool]:
+    def get_or_make(self, key: K, make: Call[V]) -> Flow[tuple[V, bool]]:
         """The value at ``key`` and ``True`` (a hit: found, or made meanwhile by another caller this one waited
-        for), else ``make()``'s value, kept, and ``False``. A maker that raises lets the waiters try in turn."""
+        for), else the value ``make`` makes, kept, and ``False``; one flow for threads (:func:`~ariadne_lc._twin.
+        run_sync`) and coroutines (``run_async``). A maker that raises lets the waiters try in turn."""
         while True:
             found, flight, mine = self._claim(key)
             if flight is None:
                 return found, True  # type: ignore[return-value]  # a hit is never None
             if mine:
                 break
-            if _on_a_loop():  # blocking here could wait for a coroutine of this very loop: make it, as before
-                return self.put(key, make()), False
-            flight.done.wait()
+            if not (yield Call(flight.wait, flight.landed)):  # a thread running an event loop never blocks on one
+                return self.put(key, (yield make)), False
         try:
-            return self.put(key, make()), False
-        finally:
-            self._landed(key, flight)
-
-    async def aget_or_make(self, key: K, make: Callable[[], Awaitable[V]]) -> tuple[V, bool]:
-        """Async twin of :meth:`get_or_make`: a waiting coroutine awaits the value without blocking its loop."""
-        while True:
-            found, flight, mine = self._claim(key)
-            if flight is None:
-                return found, True  # type: ignore[return-value]  # a hit is never None
-            if mine:
-                break
-            await flight.landed()
-        try:
-            return self.put(key, await make()), False
+            return self.put(key, (yield make)), False
         finally:
             self._landed(key, flight)
 

@@ -13,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
 from ariadne_lc._cache import Lru
+from ariadne_lc._twin import Call, run_async, run_sync
 from ariadne_lc.interventions.implied import CachedReader, ImpliedAnswer, RuleReader
 from ariadne_lc.testing import lookup, lookup_model, lookup_question
 
@@ -48,6 +49,14 @@ def test_many_threads_at_the_size_limit_never_break_it() -> None:
     assert not errors and len(cache) == 8
 
 
+async def _never() -> int:
+    raise AssertionError("a blocking caller never awaits")
+
+
+def _never_sync() -> int:
+    raise AssertionError("an awaiting caller never blocks")
+
+
 def _at_once(n: int, work: Callable[[int], object]) -> list[object]:
     """``work(i)`` for i < n, each on its own thread, all released together; their results, or the first error."""
     start, results, errors = threading.Barrier(n), [None] * n, []
@@ -77,7 +86,7 @@ def test_a_value_asked_for_by_many_threads_at_once_is_made_once() -> None:
         time.sleep(0.05)  # long enough that every other thread asks while it is being made
         return 42
 
-    got = _at_once(8, lambda i: cache.get_or_make("k", make))
+    got = _at_once(8, lambda i: run_sync(cache.get_or_make("k", Call(make, _never))))
     assert len(made) == 1 and sorted(got) == [(42, False), *[(42, True)] * 7]  # type: ignore[type-var]
 
 
@@ -92,7 +101,7 @@ def test_a_maker_that_fails_lets_a_waiter_make_the_value() -> None:
             raise RuntimeError("the first maker fails")
         return 7
 
-    got = _at_once(4, lambda i: _or_error(lambda: cache.get_or_make("k", make)))
+    got = _at_once(4, lambda i: _or_error(lambda: run_sync(cache.get_or_make("k", Call(make, _never)))))
     assert len(calls) == 2 and sorted(map(str, got)) == [
         "(7, False)",
         "(7, True)",
@@ -118,7 +127,9 @@ def test_coroutines_on_one_loop_and_on_other_threads_wait_for_one_maker() -> Non
         return 5
 
     async def many() -> list[tuple[int, bool]]:
-        return list(await asyncio.gather(*[cache.aget_or_make("k", make) for _ in range(5)]))
+        return list(
+            await asyncio.gather(*[run_async(cache.get_or_make("k", Call(_never_sync, make))) for _ in range(5)])
+        )
 
     per_thread = _at_once(3, lambda i: asyncio.run(many()))  # three loops, five coroutines each
     flat = [r for rs in per_thread for r in rs]  # type: ignore[attr-defined]

@@ -319,12 +319,12 @@ class Runner:
     def _derive(self, trace: Trace, k: int, thought: str) -> Flow[DerivedAction]:
         """The step's model re-run with ``thought``, once per (trace, step, thought), even when a batch's threads
         ask at once: the ``thought->action`` audit and the ``thought->answer`` replay of the same edit share it."""
-        key, replayer = (trace.trace_id, k, thought), self.replayer
-        derived: tuple[DerivedAction, bool] = yield Call(
-            lambda: self.derived.get_or_make(key, lambda: replayer.derive_action(trace, k, thought)),
-            lambda: self.derived.aget_or_make(key, lambda: replayer.aderive_action(trace, k, thought)),
+        replayer = self.replayer
+        derived, _ = yield from self.derived.get_or_make(
+            (trace.trace_id, k, thought),
+            Call(lambda: replayer.derive_action(trace, k, thought), lambda: replayer.aderive_action(trace, k, thought)),
         )
-        return derived[0]
+        return derived
 
     def _replay(
         self, trace: Trace, planned: PlannedAudit, made: Made, derived: DerivedAction | None = None

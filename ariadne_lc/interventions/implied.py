@@ -269,15 +269,17 @@ class CachedReader:
                 self.misses += 1
 
     def read(self, query: str, thought: str) -> ImpliedAnswer:
-        # one reading per key, however many threads ask at once (the others wait for it and count a hit)
-        answer, hit = self._entries.get_or_make((query, thought), lambda: self.reader.read(query, thought))
-        self._count(hit)
-        return answer
+        return run_sync(self._read(query, thought))
 
     async def aread(self, query: str, thought: str) -> ImpliedAnswer:
         """Async twin of :meth:`read`."""
-        answer, hit = await self._entries.aget_or_make(
-            (query, thought), lambda: aread_with(self.reader, query, thought)
+        return await run_async(self._read(query, thought))
+
+    def _read(self, query: str, thought: str) -> Flow[ImpliedAnswer]:
+        # one reading per key, however many callers ask at once (the others wait for it and count a hit)
+        reader = self.reader
+        answer, hit = yield from self._entries.get_or_make(
+            (query, thought), Call(lambda: reader.read(query, thought), lambda: aread_with(reader, query, thought))
         )
         self._count(hit)
         return answer
