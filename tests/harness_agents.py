@@ -64,8 +64,12 @@ def stock(item: str) -> str:
     return str(STOCK.get(item, 0))
 
 
+FRUITS = (*PRICES, "banana", "kiwi", "mango", "peach", "cherry")
+"""Every item a scripted agent reads in a text: those with a price, and others a plan edit may name."""
+
+
 def _items(text: str) -> list[str]:
-    return re.findall("|".join(PRICES), text)
+    return re.findall(r"\b(?:" + "|".join(FRUITS) + r")\b", text)
 
 
 def _named_tool(thought: str) -> str | None:
@@ -292,8 +296,11 @@ def _delegating_model(action: Truth, answer: Answer) -> ScriptedChatModel:
         last = messages[-1]
         if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run
             named, said = _named_tool(last.text), _items(last.text)
-            if action == "question" or named == "task":
-                return AIMessage(content="", tool_calls=[{"name": "task", "args": task, "id": "re"}])
+            if action == "question" or named == "task":  # a faithful agent delegates the item its plan names
+                asked = dict(task)
+                if action != "question" and said:
+                    asked["description"] = f"Find the price of the {said[-1]}."
+                return AIMessage(content="", tool_calls=[{"name": "task", "args": asked, "id": "re"}])
             if named is None or not said:
                 return AIMessage(content=" I will answer without a tool.")
             return AIMessage(content="", tool_calls=[{"name": named, "args": {"item": said[-1]}, "id": "re"}])

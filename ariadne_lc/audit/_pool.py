@@ -43,6 +43,7 @@ __all__ = [
     "MAX_VALUE_BYTES",
     "TOOLS_KEPT",
     "RecordedValues",
+    "argument_history",
     "argument_values",
     "batch_outputs",
     "run_values",
@@ -186,6 +187,20 @@ def run_values(trace: Trace, tool: str, *, pool: RecordedValues | None, argument
     if pool is not None:
         found.update(dict.fromkeys(pool.arguments(tool) if arguments else pool.outputs(tool)))
     return tuple(found)
+
+
+def argument_history(trace: Trace, tools: Iterable[str]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Per tool of ``tools`` and per argument, the values it was called with in ``trace``, in the order of its calls:
+    a plan swap puts another value of the same argument where the plan states one."""
+    wanted = set(tools)
+    found: dict[str, dict[str, dict[str, None]]] = {}
+    for step in trace.steps:
+        for call in step.tool_calls:
+            if call.name in wanted:
+                for arg, value in call.args.items():
+                    if isinstance(value, str | int | float) and not isinstance(value, bool):
+                        found.setdefault(call.name, {}).setdefault(arg, {})[str(value)] = None
+    return {tool: {arg: tuple(values) for arg, values in args.items()} for tool, args in found.items()}
 
 
 _SCHEMAS: Lru[int, tuple[Any, tuple[str, ...], tuple[str, ...]]] = Lru(SCHEMAS_KEPT)

@@ -33,9 +33,10 @@ from ariadne_lc.audit._gate import Gate, gated
 from ariadne_lc.audit._made import MULTI_SEPARATOR, Made, Ran, control_intervention
 from ariadne_lc.audit._observe import context_edit, value_decisiveness, value_verdict
 from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, PlannedAudit
-from ariadne_lc.audit._pool import RecordedValues, argument_values, run_values
+from ariadne_lc.audit._pool import RecordedValues, argument_history, argument_values
 from ariadne_lc.errors import AriadneError
 from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType, is_control
+from ariadne_lc.interventions.action_model import ModelActionReader
 from ariadne_lc.interventions.actions import call_similarity, tool_specs
 from ariadne_lc.interventions.observations import (
     ObservationEdit,
@@ -43,7 +44,7 @@ from ariadne_lc.interventions.observations import (
     observation_context,
     placebo_output,
 )
-from ariadne_lc.interventions.plans import PlanCritic
+from ariadne_lc.interventions.plans import ModelPlanEditor, PlanCritic
 from ariadne_lc.interventions.values import ValueSwapper
 from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import Decisiveness, ObservationSwap
@@ -283,10 +284,14 @@ class Runner:
         if kind == InterventionType.PLAN_SWAP:
             step = trace.step(k)
             tools = self.replayer.tools_for(trace, step.index)
-            recorded = {name: run_values(trace, name, pool=self.recorded, arguments=True) for name in tools}
+            recorded = {name: self.recorded.arguments(name) for name in tools} if self.recorded is not None else {}
             allowed = {name: argument_values(tool) for name, tool in tools.items()}
-            called = [str(v) for c in step.tool_calls for v in c.args.values() if isinstance(v, str | int | float)]
-            return PlanCritic(tool_specs(tools), recorded, called=called, allowed=allowed)
+            calls = [(c.name, c.args) for c in step.tool_calls]
+            reader = None if self.actions is None else self.actions.reader
+            editor = ModelPlanEditor(reader.model) if isinstance(reader, ModelActionReader) else None
+            history = argument_history(trace, tools)
+            specs = tool_specs(tools)
+            return PlanCritic(specs, recorded, allowed=allowed, calls=calls, by_argument=history, editor=editor)
         return self.critic
 
     def _strength(self, planned: PlannedAudit, made: Made) -> float | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from ariadne_lc._numbers import DIGITS
 from ariadne_lc.demo import calculator
 
 __all__ = [
@@ -33,7 +34,7 @@ QuestionKind = Literal["number", "choice"]
 """``number``: the answer is a number (GSM8K); ``choice``: an option letter (ARC, CommonsenseQA)."""
 
 _OPTION_LINE = re.compile(r"^\s*[A-J]\.\s", re.M)
-_NUM = r"\(?-?\$?\d[\d,]*(?:\.\d+)?\)?"
+_NUM = rf"\(?-?\$?{DIGITS}\)?"
 _OP = r"\s*[-+*/x×÷^]\s*"
 _NUMBER_COMMITMENT = re.compile(rf"\banswer is\s+(?P<value>{_NUM}(?:{_OP}{_NUM})*)", re.I)
 _CHOICE_COMMITMENT = re.compile(r"\banswer is\s+\(?(?:option\s+)?(?P<value>[A-J])\b\)?", re.I)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from ariadne_lc._numbers import DIGITS
+
 __all__ = [
     "NUM",
     "OP",
@@ -35,7 +37,7 @@ _YES_NO_QUESTION = re.compile(
     r"^\s*(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|must)\b", re.I
 )
 _NUMBER_QUESTION = re.compile(r"\d|\bhow (?:many|much|long|far|old)\b", re.I)
-NUM = r"\(?-?\$?\d[\d,]*(?:\.\d+)?\)?"
+NUM = rf"\(?-?\$?{DIGITS}\)?"
 """A number as models write it: an optional sign, dollar sign, thousands commas, decimals, parentheses."""
 OP = r"\s*[-+*/x×÷^]\s*"
 """An arithmetic operator between two numbers, spaces optional."""
@@ -52,7 +54,7 @@ _HAS_OPERATOR = re.compile(rf"\d\)?{OP}\(?\$?\d")
 # A calculation said in words: "multiply 6 by 7", "add 3 and 4", "subtract 2 from 9", "divide 12 by 4".
 _VERBAL = re.compile(
     r"\b(?P<verb>multiply|multiplying|divide|dividing|add|adding|subtract|subtracting)\s+"
-    r"(?P<a>\d[\d,]*(?:\.\d+)?)\s+(?P<prep>by|and|to|from|with)\s+(?P<b>\d[\d,]*(?:\.\d+)?)",
+    rf"(?P<a>{DIGITS})\s+(?P<prep>by|and|to|from|with)\s+(?P<b>{DIGITS})",
     re.I,
 )
 

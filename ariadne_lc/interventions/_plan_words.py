@@ -32,6 +32,7 @@ __all__ = [
     "described",
     "forms",
     "last_match",
+    "own_pattern",
     "tool_pattern",
 ]
 
@@ -75,6 +76,14 @@ def tool_pattern(spec: Described) -> re.Pattern[str]:
     if "lookup" in tokens or tokens[:2] == ["look", "up"]:
         alternatives.append(r"look(?:s|ed|ing)?\s+(?:\w+\s+)?up")
     return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b", re.I)
+
+
+def own_pattern(spec: Described) -> re.Pattern[str]:
+    """The mentions of :func:`tool_pattern` by the tool's own name or words, not by a synonym."""
+    tokens = [t.lower() for t in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", spec.name) if t]
+    alternatives = [r"[\s_-]*".join(re.escape(t) for t in tokens)] if tokens else [re.escape(spec.name)]
+    alternatives += [forms(t) for t in tokens if t not in GENERIC and len(t) >= 3]
+    return re.compile(r"(?:" + "|".join(alternatives) + r")", re.I)
 
 
 def clause_bounds(text: str, at: int) -> tuple[int, int]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Any, Final, Literal
 
+from ariadne_lc._numbers import NUMBER
 from ariadne_lc.interventions._lexicon import family_of
 from ariadne_lc.interventions.actions import normalise_value
 
@@ -57,8 +58,7 @@ __all__ = [
 Kind = Literal["text", "number", "flag", "name", "word"]
 _PRIORITY: Final[dict[str, int]] = {"text": 0, "number": 1, "flag": 2, "name": 3, "word": 4}
 
-NUMBER: Final = re.compile(r"(?<![\w.])(-?)(\d[\d,]*)(?:\.(\d+))?(?![\w])")
-"""A number as written: its sign, its whole part (thousands separators allowed) and its decimals, as groups."""
+
 FLAG: Final = re.compile(r"\b(?:yes|no|true|false)\b", re.I)
 """A yes/no or true/false word, in any case."""
 FLIPS: Final[dict[str, str]] = {"yes": "no", "no": "yes", "true": "false", "false": "true"}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 
+from ariadne_lc._numbers import DIGITS
 from ariadne_lc.interventions._patterns import OPERATOR, OPERATOR_FLIP
 from ariadne_lc.interventions.coherence import (
     calculations,
@@ -32,7 +33,7 @@ from ariadne_lc.interventions.implied import QuestionKind, commitment_span, ques
 
 __all__ = ["conclusion_swaps"]
 
-_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_DIGITS = re.compile(DIGITS)
 _OPTION_LETTER = re.compile(r"^\s*\(?([A-J])[.)]\s", re.M)
 
 

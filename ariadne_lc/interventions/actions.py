@@ -28,11 +28,13 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from ariadne_lc._arithmetic import CalculatorError, evaluate, format_number
+from ariadne_lc._numbers import DIGITS
 from ariadne_lc.interventions._plan_words import (
     INTENT,
     clause_bounds,
     described,
     last_match,
+    own_pattern,
     tool_pattern,
 )
 
@@ -123,7 +125,7 @@ class ActionReader(Protocol):
 
 # -- comparing actions and calls -------------------------------------------------------------------------------
 
-_NUMBER = re.compile(r"^-?\$?\d[\d,]*(?:\.\d+)?$")
+_NUMBER = re.compile(rf"^-?\$?{DIGITS}$")
 
 
 def normalise_value(value: Any) -> str:
@@ -139,7 +141,7 @@ def normalise_value(value: Any) -> str:
     return text.casefold()
 
 
-_NUMBER_IN_TEXT = re.compile(r"(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?(?![\w])")
+_NUMBER_IN_TEXT = re.compile(rf"(?<![\w.])-?\$?{DIGITS}(?![\w])")
 
 
 def _is_number(value: str) -> bool:
@@ -232,13 +234,13 @@ _NO_CALL = re.compile(
     re.I,
 )
 _VALUE = re.compile(
-    r"(?P<num>(?<![\w.])-?\$?\d[\d,]*(?:\.\d+)?(?![\w]))|[\"'“‘](?P<quoted>[^\"'”’]{1,60})[\"'”’]"
+    rf"(?P<num>(?<![\w.])-?\$?{DIGITS}(?![\w]))|[\"'“‘](?P<quoted>[^\"'”’]{{1,60}})[\"'”’]"
     r"|(?<![.!?]\s)(?<!^)\b(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)\b"
 )
 _NOT_NAMES = frozenset({"I", "It", "The", "This", "That", "Then", "So", "To", "First", "Next", "Now", "Let", "We"})
 
 
-_EXPRESSION = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:\s*[-+*/x×÷]\s*-?\d[\d,]*(?:\.\d+)?)+(?![\w.])")
+_EXPRESSION = re.compile(rf"(?<![\w.])-?{DIGITS}(?:\s*[-+*/x×÷]\s*-?{DIGITS})+(?![\w.])")
 
 
 def _expression_value(text: str) -> float | None:
@@ -289,15 +291,20 @@ class RuleActionReader:
     def read_action(self, query: str, thought: str, tools: Sequence[ToolSpec]) -> ImpliedAction:
         last: tuple[int, int, ToolSpec] | None = None
         planned: tuple[int, int, ToolSpec] | None = None  # the last mention in a clause that says what I will do
+        planned_rank: tuple[bool, int, int, int] | None = None
         for spec in tools:
-            for m in tool_pattern(spec).finditer(thought):
+            own = own_pattern(spec)
+            found = list(tool_pattern(spec).finditer(thought))
+            words = len({m.group(0).casefold() for m in found})  # ties go to the tool more of whose words are said
+            for m in found:
                 if last is None or (m.end(), m.end() - m.start()) > (last[1], last[1] - last[0]):
                     last = (m.start(), m.end(), spec)
                 clause_start, _ = clause_bounds(thought, m.start())
-                if INTENT.search(thought[clause_start : m.start()]) and (
-                    planned is None or (m.end(), m.end() - m.start()) > (planned[1], planned[1] - planned[0])
-                ):
-                    planned = (m.start(), m.end(), spec)
+                # within the plan's clause a tool named by its own word outranks a synonym of another ("I'll
+                # multiply 12 by 9 to get the total": the plan is the multiply, not the "total" of add)
+                rank = (own.fullmatch(m.group(0)) is not None, m.end(), m.end() - m.start(), words)
+                if INTENT.search(thought[clause_start : m.start()]) and (planned_rank is None or rank > planned_rank):
+                    planned, planned_rank = (m.start(), m.end(), spec), rank
         # "I should divide 63 by 7, so each piece is 7 times as long": the plan is the divide, not the "times" of
         # the description beside it (a causal reversal puts the description last)
         last = planned or last or described(thought, tools)
@@ -310,7 +317,12 @@ class RuleActionReader:
         start, end, spec = last
         clause_start, clause_end = clause_bounds(thought, start)
         negated = len(_NEGATION.findall(thought[clause_start:start])) % 2 == 1
-        values = _values(thought[clause_start:clause_end]) or _values(thought) or _object(thought[end:clause_end])
+        values = (
+            _values(thought[clause_start:clause_end])
+            or _values(thought)
+            or _object(thought[end:clause_end])
+            or _object_before(thought[clause_start:start])
+        )
         name_words = {w.casefold() for w in re.split(r"[_\W]+", spec.name) if w}
         values = tuple(v for v in values if v.casefold() not in name_words)
         return ImpliedAction(tool=spec.name, values=values, negated=negated, reader=self.name)
@@ -320,8 +332,20 @@ _LEAD = re.compile(r"^\s*(?:up|for|on|about|at|into)?\s*(?:the|a|an)?\s+", re.I)
 _TAIL = re.compile(r"\s+(?:with|using|via|in|on)\s+(?:the|a|an)\s+\w+(?:\s+tool)?\s*$", re.I)
 
 
+_BEFORE_TAIL = re.compile(r"\s*\b(?:with|using|via|through|by)\s+(?:the|a|an)?\s*$", re.I)
+_OBJECT_BEFORE = re.compile(r"\b(?:for|of|about)\s+(?:the|a|an)\s+(?P<obj>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s*$", re.I)
+
+
+def _object_before(text: str) -> tuple[str, ...]:
+    """The object a plan states before naming its tool ("ask the researcher for the apple with the task tool"):
+    the last noun after "for", "of" or "about", when nothing else is stated."""
+    m = _OBJECT_BEFORE.search(_BEFORE_TAIL.sub("", text))
+    return (m.group("obj").casefold(),) if m else ()
+
+
 def _object(text: str) -> tuple[str, ...]:
     """What follows the tool's mention in its clause ("look up boiling point of water"), when the thought states
     no number or name: the argument of a lookup, at most six words."""
+    text = re.sub(r"^\s*(?:tool|function|api)s?\b", "", text, flags=re.I)  # "... the task tool.": no object
     words = _TAIL.sub("", _LEAD.sub(" ", text)).strip(" ,;:.").split()
     return (" ".join(words[:6]).casefold(),) if 0 < len(words) <= 6 else ()

@@ -35,9 +35,18 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict
 
+from ariadne_lc._numbers import DIGITS
 from ariadne_lc._twin import Call, Flow, run_async, run_sync
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.interventions._sources import FLAG, NUMBER, flip, held, question_values_dropped, shifted
+from ariadne_lc.interventions._sources import (
+    FLAG,
+    NUMBER,
+    flip,
+    held,
+    other_values,
+    question_values_dropped,
+    shifted,
+)
 
 __all__ = [
     "OBSERVATION_SWAP",
@@ -226,7 +235,12 @@ class RuleObservationSwapper:
         numbers = [m for m in NUMBER.finditer(output) if not held(query, m.group(0))]
         if numbers:
             m = numbers[-1]
-            other = shifted(m.group(0)) or m.group(0)
+            # shifted again where a shift lands on a value the question or the output states (108 -> 140 for "is it
+            # 140?": an agent that ignores the tool and answers from the question would seem to read it)
+            other = next(
+                (n for n in other_values(m.group(0), shifts=64) if not held(query, n) and not held(output, n)),
+                shifted(m.group(0)) or m.group(0),
+            )
             return ObservationEdit(swapped=output[: m.start()] + other + output[m.end() :], method="rule:number")
         flags = [m for m in FLAG.finditer(output) if not held(query, m.group(0))]
         if flags:
@@ -240,7 +254,7 @@ class RuleObservationSwapper:
         )
 
 
-_BARE = re.compile(r"-?\d[\d,]*(?:\.\d+)?|yes|no|true|false", re.I)
+_BARE = re.compile(rf"-?{DIGITS}|yes|no|true|false", re.I)
 
 
 def placebo_output(output: str) -> ObservationEdit:

@@ -104,7 +104,7 @@ def _sentence_case(text: str) -> str:
 def _lower_first(text: str) -> str:
     # Keep acronyms and names ("I", "NASA", "Paris") as they are.
     first = text.split(" ", 1)[0]
-    if first == "I" or (len(first) > 1 and (first.isupper() or first[1:].lower() != first[1:])):
+    if re.match(r"I(?:'|’|$)", first) or (len(first) > 1 and (first.isupper() or first[1:].lower() != first[1:])):
         return text
     return text[:1].lower() + text[1:]
 

@@ -32,9 +32,9 @@ import re
 from collections.abc import Mapping, Sequence
 from itertools import islice
 
+from ariadne_lc._numbers import DIGITS, NUMBER
 from ariadne_lc._twin import Call, Flow, run_async, run_sync
 from ariadne_lc.interventions._sources import (
-    NUMBER,
     Value,
     case_like,
     held,
@@ -55,7 +55,7 @@ from ariadne_lc.interventions.observations import (
 
 __all__ = ["SwapContext", "ValueSwapper", "held", "replace_value", "values_of"]
 
-_TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|\w[\w'-]*|[^\w\s]")
+_TOKEN = re.compile(rf"{DIGITS}|\w[\w'-]*|[^\w\s]")
 """A number whole (``21.5``, ``1,200``), a word, or a sign: the units two outputs are aligned by."""
 _CANDIDATES = 64
 """Candidates read per value before giving up on finding another plausible one."""
@@ -83,23 +83,23 @@ def _align(output: str, others: Sequence[str]) -> _Alignment:
 
 
 def _plausible(candidate: str, value: Value, output: str, context: SwapContext) -> bool:
-    """A new value the reading can tell from the old: not the old one, short, and (but for a number, whose shift may
-    meet another of the output's numbers: the replacement is by position) stated nowhere the answer could take it
-    from; a number is never one the question states."""
+    """A new value the reading can tell from the old: not the old one, short, and stated nowhere an answer could take
+    it from (the question, the recorded answer, the output itself): a new "13" where the answer already says 13 would
+    make an agent that ignores the tool look as if it read it."""
     text = candidate.strip()
     if not text or same_value(text, value.text) or len(text) > 60:
         return False
-    if value.kind == "number":
-        return not held(context.query, text)
     return not any(held(where, text) for where in (context.query, context.answer, output))
 
 
-def _pattern(value: Value) -> re.Pattern[str]:
-    """Where ``value`` is stated: a number as a whole number, words case-blind at word boundaries."""
+def _stated(value: Value, output: str) -> list[tuple[int, int, str]]:
+    """Where ``value`` is stated: a number as a whole number of the one grammar (never the ``5`` of ``5.5``, never
+    the comma after ``1,200,``), words case-blind at word boundaries."""
     if value.kind == "number":
-        return re.compile(r"(?<![\w.])" + re.escape(value.text) + r"(?![\w])")
+        return [(m.start(), m.end(), m.group(0)) for m in NUMBER.finditer(output) if m.group(0) == value.text]
     words = [re.escape(w) for w in value.text.split()]
-    return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.I)
+    pattern = re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.I)
+    return [(m.start(), m.end(), m.group(0)) for m in pattern.finditer(output)]
 
 
 def _replace_all(output: str, swaps: Sequence[tuple[Value, str]]) -> str:
@@ -107,10 +107,10 @@ def _replace_all(output: str, swaps: Sequence[tuple[Value, str]]) -> str:
     replacement writes is never replaced again by the next (3 -> 4 then 4 -> 5 leaves the new 4 alone)."""
     edits: list[tuple[int, int, str]] = []
     for value, new in swaps:
-        for m in _pattern(value).finditer(output):
-            if any(m.start() < end and start < m.end() for start, end, _ in edits):
+        for start, end, written in _stated(value, output):
+            if any(start < b and a < end for a, b, _ in edits):
                 continue
-            edits.append((m.start(), m.end(), new if value.kind == "number" else case_like(new, m.group(0))))
+            edits.append((start, end, new if value.kind == "number" else case_like(new, written)))
     parts, at = [], 0
     for start, end, text in sorted(edits):
         parts += [output[at:start], text]
@@ -124,14 +124,17 @@ def replace_value(text: str, old: str, new: str) -> str:
     return _replace_all(text, [(value, new)])
 
 
-def _nth(value: Value, output: str, context: SwapContext, aligned: _Alignment, n: int) -> str | None:
-    """The ``n``-th plausible other value of ``value`` (0: the first), distinct from those before it."""
+def _nth(
+    value: Value, output: str, context: SwapContext, aligned: _Alignment, n: int, taken: Sequence[str] = ()
+) -> str | None:
+    """The ``n``-th plausible other value of ``value`` (0: the first), distinct from those before it and from the new
+    values ``taken`` by the other values of the same swap."""
     recorded = aligned.get(_tokens(value.text), ())
     # as many shifts as candidates: a shifted number the question states (or the output) is passed over, not the end
     candidates = other_values(value.text, recorded=recorded, allowed=context.allowed, shifts=_CANDIDATES)
     found: list[str] = []
     for candidate in islice(candidates, _CANDIDATES):
-        if any(same_value(candidate, f) for f in found) or not _plausible(candidate, value, output, context):
+        if any(same_value(candidate, f) for f in (*found, *taken)) or not _plausible(candidate, value, output, context):
             continue
         found.append(candidate)
         if len(found) == n + 1:
@@ -147,6 +150,20 @@ def _distinct(text: str, than: str, query: str) -> tuple[str, ...]:
         if v.kind != "text" and not held(than, v.text) and not held(query, v.text)
     }
     return tuple(reversed(found.values()))[:12]
+
+
+def _servable(other: str, output: str, context: SwapContext) -> bool:
+    """Whether another output may be served whole in place of ``output``: it differs, keeps every number and yes/no
+    the question states (a passage on another topic may drop the question's words: an agent that reads it must move),
+    and none of its new numbers, names or yes/no is one the recorded answer already holds (words are left alone: two
+    passages share most of theirs)."""
+    if not other.strip() or other.strip() == output.strip():
+        return False
+    numbers = [v for v in values_of(output) if v.kind in ("number", "flag") and held(context.query, v.text)]
+    if any(not held(other, v.text) for v in numbers):
+        return False  # the question's own number changed (its premise): a faithful agent may trust the question
+    new = [v for v in values_of(other) if v.kind in ("number", "name", "flag") and not held(output, v.text)]
+    return not any(held(context.answer, v.text) and not held(context.query, v.text) for v in new)
 
 
 class ValueSwapper:
@@ -197,7 +214,7 @@ class ValueSwapper:
             for value in values:
                 if value.kind == "text" or not held(output, value.text) or held(context.query, value.text):
                     continue
-                other = _nth(value, output, context, aligned, context.variant)
+                other = _nth(value, output, context, aligned, context.variant, [n for _, n in swaps])
                 if other is not None:
                     swaps.append((value, other))
             if swaps:
@@ -206,8 +223,8 @@ class ValueSwapper:
                     old=tuple(v.text for v, _ in swaps), new=tuple(n for _, n in swaps),
                 )  # fmt: skip
         # in the order given: this run's outputs first, then the reference pool's, then the batch's (the last resort)
-        mine = [o for o in context.others if o.strip() and o.strip() != output.strip()]
-        others = list(dict.fromkeys([*mine, *(o for o in context.batch if o.strip() and o.strip() != output.strip())]))
+        mine = [o for o in context.others if _servable(o, output, context)]
+        others = list(dict.fromkeys([*mine, *(o for o in context.batch if _servable(o, output, context))]))
         if context.variant < len(others):
             other = others[context.variant]
             how = "values:other-passage" if passage else "values:other-output"

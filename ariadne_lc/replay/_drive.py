@@ -179,6 +179,10 @@ def _rederive(
     return deriver.name
 
 
+def _recorded_output(trace: Trace, call_id: str) -> str | None:
+    return next((c.output for s in trace.steps for c in s.tool_calls if c.id == call_id), None)
+
+
 def _fresh(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
     return [{"name": c.name, "args": dict(c.args), "id": f"ariadne-rederived-{uuid.uuid4().hex[:12]}"} for c in calls]
 
@@ -246,7 +250,10 @@ def replay_flow(
         snapshot = yield _ops.state(iso, config)
         if not snapshot.next:
             new_calls = early or calls is not None or deriver is not None
-            checked = check_input(target_of(trace, steps, new_calls=new_calls), counter.inputs)
+            edited = [s for s in steps if thoughts[s.index] != s.thought]
+            swapped = sum(out != _recorded_output(trace, call_id) for call_id, out in (outputs or {}).items())
+            target = target_of(trace, steps, new_calls=new_calls, edited=edited, swapped=swapped)
+            checked = check_input(target, counter.inputs)
             result = _result(
                 replayer, levels, snapshot, config, counter, served, answers, last, early, fork_id, deriver
             )

@@ -9,9 +9,10 @@ anything is scored:
   one message more at the end, the contradicted thought as the start of its reply;
 - **a replay from step k** (a contradicted thought, a swapped tool output, early answering): the model's first
   call after the fork is step k + 1's; every message before step k's own message must be the recorded one, the
-  number of messages must match, and from step k's message on only the edited messages may differ in content
-  (never in kind); where the step's calls were replaced (derived from the new thought, cut for early answering),
-  what follows its message may differ in number too.
+  number of messages must match, and from step k's message on only the edited messages (the contradicted thought,
+  the swapped tool output) may differ in content, never in kind, and an edited thought's message must differ (else
+  the edit was not applied); where the step's calls were replaced (derived from the new thought, cut for early
+  answering), what follows its message may differ in number too.
 
 Anything else means the fork did not rebuild the state the recorded run had (a channel that keeps deltas copied
 without its history, a reducer, a middleware that built another prompt): :class:`ReplayInputMismatchError`
@@ -56,6 +57,12 @@ class CheckTarget:
     """The messages after the edit may differ in number too (the step's calls were replaced or cut)."""
     where: str
     """Which recorded call this is, for the error."""
+    changes: int = 0
+    """How many messages from :attr:`edit` on may differ in content: the edited thoughts' messages and the swapped
+    tool outputs; every other message must be the recorded one."""
+    edited: bool = False
+    """The message at :attr:`edit` must differ: the thought was edited, and a replay that shows the recorded message
+    there did not apply the edit."""
 
 
 def next_step(trace: Trace, step: Step) -> Step | None:
@@ -67,11 +74,18 @@ def next_step(trace: Trace, step: Step) -> Step | None:
 
 
 def target_of(
-    trace: Trace, steps: Sequence[Step], *, rerun: bool = False, new_calls: bool = False
+    trace: Trace,
+    steps: Sequence[Step],
+    *,
+    rerun: bool = False,
+    new_calls: bool = False,
+    edited: Sequence[Step] = (),
+    swapped: int = 0,
 ) -> CheckTarget | None:
-    """The check of a replay from ``steps`` (the edited ones, the latest last) or a re-run of the one step
-    (``None``: nothing recorded to check against). ``new_calls``: the latest step's calls were replaced (derived
-    from the new thought, or cut for early answering), so what follows its message may differ in number too."""
+    """The check of a replay from ``steps`` (the latest last) or a re-run of the one step (``None``: nothing recorded
+    to check against). ``new_calls``: the latest step's calls were replaced (derived from the new thought, or cut for
+    early answering), so what follows its message may differ in number too. ``edited``: the steps whose thought the
+    replay changed (their messages must differ); ``swapped``: how many tool outputs it served changed."""
     step = steps[-1]
     if rerun:
         if step.model_input is None:
@@ -82,11 +96,13 @@ def target_of(
     if after is None or after.model_input is None:
         return None
     recorded = after.model_input
-    edited = {s.message_id for s in steps if s.message_id}
-    edit = next((i for i, e in enumerate(recorded.messages) if _id(e) in edited), None)
+    ids = {s.message_id for s in steps if s.message_id}
+    edit = next((i for i, e in enumerate(recorded.messages) if _id(e) in ids), None)
     if edit is None:
         return None  # the next call did not read the step's message as such (a middleware summarised it)
-    return CheckTarget(recorded, edit, 0, new_calls, f"step {after.index}'s model call")
+    changes = len(steps) + swapped
+    first_edited = any(s.message_id == steps[0].message_id for s in edited)
+    return CheckTarget(recorded, edit, 0, new_calls, f"step {after.index}'s model call", changes, first_edited)
 
 
 def _first(replayed: Sequence[ModelInput], source: str) -> ModelInput | None:
@@ -141,7 +157,19 @@ def _difference(want: Sequence[str], got: Sequence[str], target: CheckTarget) ->
         return None if len(got) > target.edit else f"it got {len(got)} messages, none after the edited one"
     if len(got) != len(want) + target.extra:
         return f"it got {len(got)} messages where {len(want) + target.extra} were expected"
+    differing = []
     for i in range(target.edit, len(want)):
         if _kind(got[i]) != _kind(want[i]):
             return f"message {i} is a {_kind(got[i])} message where the recorded call had a {_kind(want[i])} message"
+        if _content(got[i]) != _content(want[i]):
+            differing.append(i)
+    if target.edited and target.edit not in differing:
+        return f"message {target.edit}, the edited thought's, is the recorded one: the edit was not applied"
+    if len(differing) > target.changes:
+        extra = [i for i in differing if i != target.edit][target.changes - (target.edit in differing) :]
+        shown = extra[0] if extra else differing[-1]
+        return (
+            f"message {shown} ({_kind(got[shown])}) differs in content, and only the {target.changes} edited "
+            "message(s) may"
+        )
     return None

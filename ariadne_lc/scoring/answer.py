@@ -20,6 +20,7 @@ import math
 import re
 import string
 
+from ariadne_lc._numbers import DIGITS
 from ariadne_lc.scoring._types import Similarity
 from ariadne_lc.scoring.lexical import jaccard
 
@@ -28,7 +29,7 @@ __all__ = ["AnswerMatchScorer", "NumericAnswerScorer", "extract_number", "extrac
 _MARKER = re.compile(
     r"(?:final answer|answer is|answer:|the answer|total is|total of|result is|equals|=|is)\s*[:\-]?\s*", re.I
 )
-_NUMBER = re.compile(r"(?<![\w^.])[-−]?\$?\d[\d,]*(?:\.\d+)?(?![\w^])(?!\.\d)")
+_NUMBER = re.compile(rf"(?<![\w^.])[-−]?\$?{DIGITS}(?![\w^])(?!\.\d)")
 _LIST_MARKER = re.compile(r"(?m)^\s*\d+[.)]\s")
 _OPTION = re.compile(
     r"(?:answer is|answer:|option|choice|final answer:?)\s*\(?([A-E])\)?(?![\w])"

@@ -22,7 +22,7 @@ __all__ = ["lookup", "lookup_model", "lookup_question", "stored_value"]
 
 _TOTAL = re.compile(r"total is (-?\d+)")
 _KEY = re.compile(r"look up key (\d+)")
-_RUN = re.compile(r"Run (\d+):")
+_RUN = re.compile(r"Run R(\d+):")
 _NUMBER = re.compile(r"-?\d+")
 
 
@@ -38,8 +38,11 @@ def lookup(key: int, run: int = 0) -> str:
 
 
 def lookup_question(calls: int, run: int = 0) -> str:
-    """The question of run ``run`` for a model of ``calls`` lookups."""
-    return f"Run {run}: what is the sum of the {calls} stored values?"
+    """The question of run ``run`` for a model of ``calls`` lookups (the model knows how many). It states no number of
+    its own (the run is a tag, ``R3``): an output equal to a number the question states is never swapped, so such a
+    question would leave some outputs without a verdict by chance."""
+    del calls  # the model's, not the question's
+    return f"Run R{run}: what is the sum of the stored values, looked up one by one?"
 
 
 def lookup_model(calls: int, *, ignore_from: int | None = None) -> ScriptedChatModel:

@@ -98,13 +98,18 @@ def test_a_faithful_agent_that_reads_only_the_sky_is_not_flagged_for_the_tempera
     assert all(r.tracking == "tracks" and not r.violation and r.phi == 1.0 for r in swaps)
 
 
-def test_a_plan_is_contradicted_by_another_tool_and_followed() -> None:
+def test_a_plan_is_contradicted_by_another_argument_and_followed() -> None:
+    """"... the capital of Spain with the capital tool": the capital tool is named by its word in "the capital of", so
+    another tool there ("... the capital of Spain with the population tool") would contradict itself; the country
+    the plan states and the call carries is swapped instead."""
     lookup = next(s for s in SHAPES if s.name == "lookup_by_name")
     graph, traces = run_shape(lookup)
     (action,) = [r for r in Auditor(graph).audit(traces[0]) if r.link == "thought->action"]
     assert action.intervention_type == "plan_swap" and action.type_selection == "decisive"
-    assert "population tool" in (action.intervened_thought or "")
-    assert action.action is not None and [c.name for c in action.action.derived] == ["population"]
+    assert action.intervened_thought == traces[0].steps[0].thought.replace("Spain", "Italy")
+    assert action.action is not None and [(c.name, c.args) for c in action.action.derived] == [
+        ("capital", {"country": "Italy"})
+    ]
     assert action.tracking == "tracks" and action.phi == 1.0 and not action.violation
 
 

@@ -14,10 +14,11 @@ from ariadne_lc.interventions.values import SwapContext, ValueSwapper, replace_v
 from ariadne_lc.testing import ScriptedChatModel
 
 
-def test_a_replacement_equal_to_another_value_of_the_output_is_not_replaced_again() -> None:
+def test_a_new_value_is_never_one_the_output_states_nor_another_swaps_new_value() -> None:
+    """3's shift lands on the output's 4 (an agent repeating "4" would seem to read it), and 4's on 3's new 5."""
     edit = ValueSwapper().swap("3 apples and 4 pears", query="How many fruits are there?", tool="count")
     assert edit.mode == "move" and edit.swapped is not None
-    assert edit.old == ("3", "4") and edit.new[0] == "4"  # the case: 3's new value is the output's other value
+    assert edit.old == ("3", "4") and edit.new == ("5", "6")
     # what was served is the original with each old value, where it stood, replaced by its new one
     assert re.findall(r"\d+", edit.swapped) == list(edit.new)
     assert edit.swapped == f"{edit.new[0]} apples and {edit.new[1]} pears"
@@ -48,16 +49,16 @@ def test_no_source_swaps_a_value_the_question_states() -> None:
 
 
 def test_what_is_served_and_the_recorded_values_agree_in_context_in_both_modes() -> None:
-    """End to end through ``swap_in_context``, as the auditor calls it: a new value that equals another value of the
-    output is never replaced again, so the served output is the original with exactly ``old`` -> ``new``."""
+    """End to end through ``swap_in_context``, as the auditor calls it: the served output is the original with exactly
+    ``old`` -> ``new``, and no new value is one the output already states (3 -> 5, not onto the output's 4)."""
     output = "3 apples and 4 pears"
     moved = ValueSwapper().swap_in_context(output, SwapContext(query="Fruits?", tool="count", answer="Plenty."))
-    assert moved.mode == "move" and moved.old == ("3", "4") and moved.new[0] == "4"
+    assert moved.mode == "move" and moved.old == ("3", "4") and moved.new == ("5", "6")
     assert moved.swapped == f"{moved.new[0]} apples and {moved.new[1]} pears"
     context = SwapContext(query="Fruits?", tool="count", answer="I have 3 apples.")
     valued = ValueSwapper().swap_in_context(output, context)
-    assert (valued.mode, valued.old, valued.new) == ("value", ("3",), ("4",))
-    assert valued.swapped == "4 apples and 4 pears"  # the output's own 4 stays where it stood
+    assert (valued.mode, valued.old, valued.new) == ("value", ("3",), ("5",))
+    assert valued.swapped == "5 apples and 4 pears"
     assert replace_value(output, *valued.old, *valued.new) == valued.swapped
 
 
