@@ -83,8 +83,6 @@ FAMILIES: Final[tuple[tuple[str, ...], ...]] = (
     ),
     ("dog", "cat", "horse", "cow", "sheep", "rabbit"),
     ("english", "french", "spanish", "german", "italian", "portuguese", "japanese", "chinese", "dutch"),
-    ("usd", "eur", "gbp", "jpy", "chf", "cad", "aud"),
-    ("aapl", "msft", "googl", "amzn", "tsla", "nvda", "meta"),
     ("employees", "customers", "suppliers", "users"),
     ("orders", "invoices", "payments", "shipments"),
     ("products", "projects", "offices", "departments", "teams"),

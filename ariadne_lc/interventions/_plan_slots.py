@@ -26,12 +26,12 @@ from ariadne_lc.replay._own import HANDOFF_PREFIXES
 __all__ = [
     "HARNESS_TOOLS",
     "NameSlot",
-    "describes",
     "is_harness",
     "loose_mentions",
     "name_slots",
     "name_tokens",
     "own_words",
+    "purpose",
     "slot_name",
     "stand_ins",
     "still_named",
@@ -79,32 +79,37 @@ def _telling(spec: ToolSpec) -> list[str]:
     return _slot_words(spec) if spec.name.startswith(HANDOFF_PREFIXES) else own_words(spec)
 
 
-def _stem(word: str) -> str:
-    """A crude stem, enough to match a description's word with a plan's ("prices", "price"; "computes", "compute")."""
-    word = word.casefold()
-    for suffix in ("ing", "ers", "er", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) > len(suffix) + 3:
-            word = word[: -len(suffix)]
-            break
-    return word.removesuffix("e")
+_PLAN_WORDS: Final = frozenset(
+    {
+        "able", "also", "answer", "call", "calls", "calling", "could", "delegate", "first", "following", "function",
+        "functions", "going", "hand", "have", "help", "invoke", "just", "know", "later", "like", "look", "looks",
+        "make", "need", "needs", "next", "okay", "once", "plan", "please", "question", "request", "right", "should",
+        "step", "sure", "task", "then", "there", "this", "tool", "tools", "transfer", "using", "want", "will", "with",
+        "would", "agent", "assistant", "subagent", "sub-agent", "argument", "arguments", "parameter", "parameters",
+        "value", "values", "query", "input", "from", "that", "what", "which", "when", "where", "your", "their",
+        "into", "about", "given", "some", "finally", "before", "after", "here", "find", "check", "give",
+    }
+)  # fmt: skip
+"""Words of a plan that say it will act, not what for: they leave a tool swap coherent."""
+_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|“[^”]*”|'[^'\s][^']*'|\{[^{}]*\}")
 
 
-def describes(thought: str, spec: ToolSpec, other: ToolSpec, slots: Sequence[NameSlot]) -> str | None:
-    """A word of ``thought`` outside its slots that describes what ``spec`` does and not what ``other`` does ("the
-    price" beside a pricing agent's name): the plan says what the tool is for, so another tool in its slot makes a
-    plan that contradicts itself."""
-    mine = {_stem(w) for w in re.findall(r"[a-z]{4,}", spec.description.casefold())} - _PLAIN
-    theirs = {_stem(w) for w in re.findall(r"[a-z]{4,}", other.description.casefold())}
-    theirs |= {_stem(w) for w in own_words(other)}
-    outside = [m for m in re.finditer(r"[A-Za-z]{4,}", thought) if not any(s.start <= m.start() < s.end for s in slots)]
-    return next((m.group(0) for m in outside if _stem(m.group(0)) in mine - theirs), None)
-
-
-_PLAIN: Final = frozenset({_stem(w) for w in ("that", "this", "with", "from", "about", "using", "uses", "given", "into",
-                                              "their", "them", "they", "what", "which", "when", "where", "your",
-                                              "tool", "tools", "agent", "sub-agent", "returns", "return", "information",
-                                              "natural", "language", "question", "questions", "answer", "answers",
-                                              "other", "more", "only")})  # fmt: skip
+def purpose(
+    thought: str, spec: ToolSpec, other: ToolSpec, slots: Sequence[NameSlot], args: Collection[str]
+) -> str | None:
+    """The first word of ``thought`` that says what the plan is for ("To determine if it is **raining** ...", "ask
+    the researcher for the **price**"), outside the tool's slots, quoted values and argument names: another tool in the
+    slot would leave that purpose to a tool that does not serve it, so no tool swap is made. ``None``: the plan only
+    names the tool and its arguments ("I'll call `get_stock_price` with the ticker AAPL.")."""
+    spans = [(s.start, s.end) for s in slots] + [m.span() for m in _QUOTED.finditer(thought)]
+    allowed = _PLAN_WORDS | {a.casefold() for a in args} | set(own_words(spec)) | set(own_words(other))
+    for m in re.finditer(r"[A-Za-z][A-Za-z'-]{3,}", thought):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
+        word = m.group(0).casefold().removesuffix("'s")
+        if word not in allowed and word.rstrip("s") not in allowed and not m.group(0)[:1].isupper():
+            return m.group(0)
+    return None
 
 
 def _identifier(name: str) -> bool:
@@ -132,7 +137,7 @@ class NameSlot:
 def name_slots(thought: str, spec: ToolSpec) -> list[NameSlot]:
     """Every slot of ``thought`` that names ``spec`` (module docstring), in order, none overlapping."""
     found: list[NameSlot] = []
-    noun = rf"(?=\s+{_TOOL_NOUN}\b)"
+    noun = rf"(?=[`'\"”’]?\s+{_TOOL_NOUN}\b)"
     name = re.escape(spec.name)
     if _identifier(spec.name):
         for m in re.finditer(rf"(?<![\w-]){name}(?![\w-])", thought, re.I):
@@ -143,7 +148,8 @@ def name_slots(thought: str, spec: ToolSpec) -> list[NameSlot]:
         for pattern in (quoted, rf"\b(?P<n>{name}){noun}", after_use):
             for m in re.finditer(pattern, thought, re.I):
                 start, end = m.span("n")
-                found.append(NameSlot(start, end, "name", bool(re.match(noun, thought[end:], re.I))))
+                named = pattern == quoted or bool(re.match(noun, thought[end:], re.I))  # a quoted name needs no noun
+                found.append(NameSlot(start, end, "name", named))
     words = _slot_words(spec)
     if words:
         spaced = r"[\s-]+".join(re.escape(w) for w in words)
@@ -187,7 +193,9 @@ def slot_name(slot: NameSlot, written: str, other: ToolSpec) -> str:
     return other.name if slot.form == "identifier" else f"{other.name} tool"
 
 
-def stand_ins(named: ToolSpec, tools: Sequence[ToolSpec], thought: str, needed: Collection[str]) -> list[ToolSpec]:
+def stand_ins(
+    named: ToolSpec, tools: Sequence[ToolSpec], thought: str, needed: Collection[str], *, in_place: bool = True
+) -> list[ToolSpec]:
     """The tools that could carry out a plan for ``named``: none of a harness's own (unless ``named`` is a hand-off and
     so are they), none the plan already names, each taking every argument in ``needed``; most shared arguments first."""
     handoff = named.name.startswith(HANDOFF_PREFIXES)
@@ -203,8 +211,10 @@ def stand_ins(named: ToolSpec, tools: Sequence[ToolSpec], thought: str, needed: 
             if w not in SYNONYMS and w not in _telling(named)
         ):
             continue
-        if not set(needed) <= set(other.args) or describes(thought, named, other, name_slots(thought, named)):
+        if not set(needed) <= set(other.args):
             continue
+        if in_place and purpose(thought, named, other, name_slots(thought, named), needed):
+            continue  # put in the slot, the other tool would serve the plan's purpose (a model rewrites it whole)
         out.append(other)
     shared = set(named.args)
     return sorted(out, key=lambda t: (-len(shared & set(t.args)), t.name))

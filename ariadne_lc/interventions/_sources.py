@@ -24,6 +24,7 @@ nothing depends on what was swapped before.
 from __future__ import annotations
 
 import ast
+import datetime
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -36,6 +37,7 @@ from ariadne_lc.interventions._lexicon import family_of
 from ariadne_lc.interventions.actions import normalise_value
 
 __all__ = [
+    "DATE",
     "FLAG",
     "FLIPS",
     "NUMBER",
@@ -55,8 +57,10 @@ __all__ = [
     "values_of",
 ]
 
-Kind = Literal["text", "number", "flag", "name", "word"]
-_PRIORITY: Final[dict[str, int]] = {"text": 0, "number": 1, "flag": 2, "name": 3, "word": 4}
+Kind = Literal["text", "date", "number", "flag", "name", "word"]
+_PRIORITY: Final[dict[str, int]] = {"text": 0, "date": 1, "number": 2, "flag": 3, "name": 4, "word": 5}
+DATE: Final = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\w-])")
+"""An ISO date (``2023-10-04``): one value, shifted by days, never three numbers (``2023-13-04`` is no date)."""
 
 
 FLAG: Final = re.compile(r"\b(?:yes|no|true|false)\b", re.I)
@@ -146,8 +150,12 @@ def values_of(output: str) -> list[Value]:
         short = leaf.strip().strip(".!?,;:'\"")
         if short and len(short.split()) <= 3 and not NUMBER.fullmatch(short) and short.casefold() not in _STOP:
             found.setdefault(("text", short.casefold()), Value("text", short))
+        dates = [m.span() for m in DATE.finditer(leaf)]
+        for m in DATE.finditer(leaf):
+            found.setdefault(("date", m.group(0)), Value("date", m.group(0)))
         for m in NUMBER.finditer(leaf):
-            found.setdefault(("number", normalise_value(m.group(0))), Value("number", m.group(0)))
+            if not any(a <= m.start() < b for a, b in dates):
+                found.setdefault(("number", normalise_value(m.group(0))), Value("number", m.group(0)))
         for m in FLAG.finditer(leaf):
             found.setdefault(("flag", m.group(0).casefold()), Value("flag", m.group(0)))
         for m in _NAME.finditer(leaf):
@@ -178,9 +186,11 @@ def case_like(word: str, like: str) -> str:
     return word
 
 
-def kind_of(value: str) -> Literal["number", "flag", "text"]:
-    """Which rule gives ``value`` other values: a number's, a yes/no word's, or a text's."""
+def kind_of(value: str) -> Literal["date", "number", "flag", "text"]:
+    """Which rule gives ``value`` other values: a date's, a number's, a yes/no word's, or a text's."""
     text = value.strip()
+    if DATE.fullmatch(text):
+        return "date"
     if NUMBER.fullmatch(text):
         return "number"
     return "flag" if FLAG.fullmatch(text) else "text"
@@ -199,6 +209,16 @@ def shifted(number: str) -> str | None:
     if decimals:
         return sign + f"{new:{grouped}.{len(decimals)}f}"
     return sign + f"{round(new):{grouped}d}"
+
+
+def _later_days(date: str, count: int) -> Iterator[str]:
+    """The ``count`` days after ``date``, in its format; none for a date that is not one (``2023-02-30``)."""
+    try:
+        day = datetime.date.fromisoformat(date)
+    except ValueError:
+        return
+    for n in range(1, count + 1):
+        yield (day + datetime.timedelta(days=n)).isoformat()
 
 
 def flip(word: str) -> str:
@@ -224,6 +244,8 @@ def other_values(
                 return
             yield after
             current = after
+    elif kind == "date":
+        yield from _later_days(value.strip(), shifts)
     elif kind == "flag":
         yield flip(value)
     else:

@@ -47,6 +47,7 @@ from ariadne_lc.interventions._plan_slots import (
 from ariadne_lc.interventions._sources import NUMBER, case_like, held, kind_of, other_values, same_value, values_of
 from ariadne_lc.interventions._types import Intervention, InterventionType
 from ariadne_lc.interventions.actions import RuleActionReader, ToolSpec, normalise_value
+from ariadne_lc.interventions.coherence import incoherence, reconcile
 
 __all__ = ["NO_COHERENT_EDIT", "ModelPlanEditor", "PlanCritic", "PlanEdit"]
 
@@ -82,6 +83,8 @@ class PlanEdit:
     """The value put in its place."""
     replaced: str | None = None
     """The tool replaced (a tool swap)."""
+    original: str = ""
+    """The plan as recorded (an edit that contradicts itself where it did not is not used)."""
 
 
 class PlanCritic:
@@ -166,6 +169,9 @@ class PlanCritic:
         """Why ``edit`` does not say what it was meant to (``None``: it does): the rule reader must read its tool
         and, for an argument swap, the new value in place of the old; the replaced tool's words must be gone."""
         action = self.reader.read_action(query, edit.text, self.tools)
+        contradiction = incoherence(edit.original, edit.text, query=query) if edit.original else None
+        if contradiction is not None:
+            return f"it contradicts itself: {contradiction}"
         if action.tool != edit.tool or action.negated or action.no_call:
             return f"it reads as {action.key or 'no action'}, not a call of {edit.tool}"
         if edit.replaced is not None:
@@ -193,7 +199,7 @@ class PlanCritic:
             text = thought
             for slot in reversed(slots):
                 text = text[: slot.start] + slot_name(slot, thought[slot.start : slot.end], other) + text[slot.end :]
-            yield PlanEdit(text, "rule:plan-tool", other.name, replaced=named.name)
+            yield PlanEdit(text, "rule:plan-tool", other.name, replaced=named.name, original=thought)
 
     def _calls_of(self, named: ToolSpec) -> list[Call]:
         if self.calls:
@@ -213,7 +219,9 @@ class PlanCritic:
                     others = self._others(named.name, arg, str(value), old, whole, thought)
                     for new in itertools.islice(others, _PER_VALUE):
                         made_whole = made_whole or whole
-                        yield PlanEdit(_put(thought, old, new), "rule:plan-argument", named.name, old=old, new=new)
+                        # a result the plan states is recomputed ("(15/100) * $84.50 = $12.67" with another amount)
+                        text = reconcile(thought, _put(thought, old, new))
+                        yield PlanEdit(text, "rule:plan-argument", named.name, old, new, original=thought)
 
     def _others(self, tool: str, arg: str, value: str, old: str, whole: bool, thought: str) -> Iterator[str]:
         """Other values for ``old`` (the argument's ``value``, or a piece of it) that fit where the plan states it:
@@ -266,9 +274,10 @@ class PlanCritic:
         _, failed = self.edits(thought, query=query)
         if self.editor is not None:
             needed = {a for _, args in self._calls_of(named) for a in args} or set(named.args)
-            for other in stand_ins(named, self.tools, thought, needed)[:1]:
+            for other in stand_ins(named, self.tools, thought, needed, in_place=False)[:1]:
                 text = self.editor.swap_tool(thought, named, other)
-                edit = PlanEdit(text or "", f"model:plan-tool ({self.editor.name})", other.name, replaced=named.name)
+                how = f"model:plan-tool ({self.editor.name})"
+                edit = PlanEdit(text or "", how, other.name, replaced=named.name, original=thought)
                 why = "the editor gave no edit" if not text else self.read_back(edit, query=query)
                 if why is None and edit.text.strip() not in rejected:
                     return Intervention(type=_KIND, original=thought, intervened=edit.text, applicable=True,
@@ -332,5 +341,13 @@ def _put(thought: str, old: str, new: str) -> str:
     if NUMBER.fullmatch(old):
         want = normalise_value(old)
         return NUMBER.sub(lambda m: new if normalise_value(m.group(0)) == want else m.group(0), thought)
-    pattern = r"(?<!\w)" + r"\s+".join(map(re.escape, old.split())) + r"(?!\w)"
-    return re.sub(pattern, lambda _: new, thought, flags=re.I)
+    pattern = r"(?<!\w)(?:(?P<article>\b[Aa]n?\s+))?" + r"\s+".join(map(re.escape, old.split())) + r"(?!\w)"
+
+    def put(m: re.Match[str]) -> str:
+        article = m.group("article")
+        if article is None:
+            return new
+        a = "an" if new[:1].lower() in "aeiou" else "a"  # "an apple" -> "a pear"
+        return (a.capitalize() if article[:1].isupper() else a) + " " + new
+
+    return re.sub(pattern, put, thought, flags=re.I)

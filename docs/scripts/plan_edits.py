@@ -71,9 +71,14 @@ def main() -> None:
         shown = "<br>".join(cells) or f"none: {m['none']}"
         lines.append(f"| {m['id']} | {plan['source']} | {plan['harness']} | {plan['thought']} | {shown} |")
     with_edit = sum(bool(m["edits"]) for m in made)
-    asked = Counter(r["source"].removesuffix("-no-plan") for r in _rows() if "asked" in r)
-    planned = Counter(r["source"] for r in plans() if "asked" in r)
-    qwen = "; ".join(f"{s}: {planned[s]} of {n} questions got a plan before a call" for s, n in sorted(asked.items()))
+    asked = Counter(r["source"].split("-")[0] for r in _rows() if "asked" in r)
+    called = Counter(r["source"].split("-")[0] for r in plans() if r["source"].endswith("-recorded"))
+    described = Counter(r["source"].split("-")[0] for r in plans() if r["source"].endswith("-described"))
+    qwen = "; ".join(
+        f"{model}: {called[model]} of {n} questions got a plan before a call, {described[model]} a plan that describes "
+        "the call in words instead of making it"
+        for model, n in sorted(asked.items())
+    )
     head = [
         "# Plan edits a person would accept, or none",
         "",

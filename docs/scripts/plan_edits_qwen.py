@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,21 @@ def _tool(spec: dict[str, Any]) -> StructuredTool:
                                         args_schema=schema)  # fmt: skip
 
 
+def _described(text: str, plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """The call a plan describes in words: the question's own call, with the arguments the text writes as JSON
+    (``{"date": "2023-10-04"}``) where it writes them."""
+    call = plan["calls"][0]
+    names = next(t["args"] for t in plan["tools"] if t["name"] == call["name"])
+    for m in re.finditer(r"\{[^{}]*\}", text):
+        try:
+            args = json.loads(m.group(0))
+        except ValueError:
+            continue
+        if isinstance(args, dict) and args and set(args) <= set(names):
+            return [{"name": call["name"], "args": args}]
+    return list(plan["calls"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", choices=("0.5b", "1.5b"), default="0.5b")
@@ -62,8 +78,9 @@ def main() -> None:
             print(f"{time.perf_counter() - began:.0f} s | {query} | {text!r} | {calls}", flush=True)
             row = {"id": f"q{len(plans) + 1:02d}", "source": source, "harness": plan["harness"], "query": query,
                    "thought": text, "tools": plan["tools"], "calls": calls, "asked": query}  # fmt: skip
-            if text and not calls:  # a plan that describes its call in words (Qwen 1.5B's habit): the question's call
-                row |= {"source": f"{source}-described", "calls": plan["calls"]}
+            if text and not calls and not text.startswith("{"):  # a plan that describes its call in words (Qwen 1.5B's
+                # habit), not a call written as JSON text: the question's own call
+                row |= {"source": f"{source}-described", "calls": _described(text, plan)}
             elif not (text and calls):
                 row["source"] = f"{source}-no-plan"  # kept, so that a resumed run does not ask again
             plans.append(row)

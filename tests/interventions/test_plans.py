@@ -126,7 +126,7 @@ def test_hand_offs_are_swapped_for_another_agent() -> None:
 
 def test_a_day_of_a_month_stays_a_day() -> None:
     tools = [T("search_flights", "origin", "destination", "date")]
-    calls = [("search_flights", {"origin": "Oslo", "destination": "Lima", "date": "2025-03-15"})]
+    calls = [("search_flights", {"origin": "Oslo", "destination": "Lima", "date": "March 15"})]
     found = edits(tools, "I'll search for flights from Oslo to Lima on March 15.", calls)
     days = [f for f in found if "Oslo to Lima" in f]
     assert days and all(1 <= int(f.rsplit(" ", 1)[1].rstrip(".")) <= 28 for f in days)
@@ -162,3 +162,33 @@ def test_a_model_edit_is_used_only_when_it_reads_back() -> None:
     bad = PlanCritic(tools, calls=calls, editor=_Editor("Let me search the news about it."))  # type: ignore[arg-type]
     made = bad.intervene(thought, "plan_swap")
     assert not made.applicable and made.method.startswith(NO_COHERENT_EDIT) and len(made.rejections) == 1
+
+
+def test_a_date_is_one_value_shifted_by_days() -> None:
+    """Was ``2023-13-04`` and ``2630-10-04``: an ISO date's parts were three numbers."""
+    tools = [T("get_calendar_events", "date")]
+    plan = 'To get calendar events, call the `get_calendar_events` function with {"date": "2023-10-04"}.'
+    found = edits(tools, plan, [("get_calendar_events", {"date": "2023-10-04"})])
+    assert [f.rsplit('"', 2)[1] for f in found] == ["2023-10-05", "2023-10-06", "2023-10-07"]
+
+
+def test_a_tool_swap_is_refused_where_the_plan_says_what_the_tool_is_for() -> None:
+    """"To determine if it is raining ..., call the `get_time` function" would leave the weather to a clock."""
+    tools = [T("get_weather", "city"), T("get_time", "city")]
+    plan = 'To determine if it is raining in Oslo, you can call the `get_weather` function with the city "Oslo".'
+    found = edits(tools, plan, [("get_weather", {"city": "Oslo"})])
+    assert found and not any("get_time" in f for f in found)
+    call = [("get_weather", {"city": "Oslo"})]
+    named_only = edits(tools, 'I will call the `get_weather` function with the city "Oslo".', call)
+    assert 'I will call the `get_time` function with the city "Oslo".' in named_only
+
+
+def test_a_stated_result_is_recomputed_and_an_article_agrees() -> None:
+    calc = [T("calculator", "expression")]
+    plan = "To calculate a 15% tip on $84.50: (15/100) * $84.50 = $12.67."
+    found = edits(calc, plan, [("calculator", {"expression": "(15/100) * 84.50"})])
+    assert found[0] == "To calculate a 15% tip on $109.85: (15/100) * $109.85 = $16.48."
+    price = [T("get_price", "item")]
+    assert edits(price, "I'll find the price of an apple.", [("get_price", {"item": "apple"})])[0] == (
+        "I'll find the price of a pear."
+    )
