@@ -15,6 +15,7 @@ __all__ = [
     "Interval",
     "cluster_bootstrap_mean",
     "rate_and_interval",
+    "weighted_mean",
     "weighted_rate",
     "wilson_interval",
 ]
@@ -61,6 +62,14 @@ def weighted_rate(
     return rate, (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def weighted_mean(values: Sequence[float], inclusion: Sequence[float]) -> float | None:
+    """The mean of ``values`` each weighted by 1/inclusion (the Hajek estimator the rates use); ``None`` for none."""
+    if not values:
+        return None
+    weights = [1.0 / p for p in inclusion]
+    return sum(w * v for w, v in zip(weights, values, strict=True)) / sum(weights)
+
+
 def rate_and_interval(
     hits: Sequence[bool], inclusion: Sequence[float], confidence: float
 ) -> tuple[float | None, Interval | None]:
@@ -84,19 +93,22 @@ def cluster_bootstrap_mean(
     confidence: float = DEFAULT_CONFIDENCE,
     n_resamples: int = DEFAULT_N_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    weights: Mapping[str, Sequence[float]] | None = None,
 ) -> Interval | None:
-    """Percentile bootstrap interval of the pooled mean, resampling clusters (queries) with replacement.
+    """Percentile bootstrap interval of the pooled mean, resampling clusters (queries) with replacement; with
+    ``weights`` (per cluster, one per value: 1/inclusion of a sampled unit) the weighted mean, as the rates are.
 
     ``None`` with fewer than two non-empty clusters; the point itself when all cluster means agree.
     """
-    groups = [list(v) for v in clusters.values() if len(v)]
-    if len(groups) < 2:
+    keys = [k for k, v in clusters.items() if len(v)]
+    if len(keys) < 2:
         return None
     import numpy as np
     from scipy.stats import bootstrap
 
-    sums = np.array([sum(g) for g in groups], dtype=float)
-    counts = np.array([len(g) for g in groups], dtype=float)
+    each = {k: list(weights[k]) if weights is not None else [1.0] * len(clusters[k]) for k in keys}
+    sums = np.array([sum(w * x for w, x in zip(each[k], clusters[k], strict=True)) for k in keys], dtype=float)
+    counts = np.array([sum(each[k]) for k in keys], dtype=float)
     means = sums / counts
     if np.allclose(means, means[0], rtol=0.0, atol=1e-12):
         return float(means[0]), float(means[0])

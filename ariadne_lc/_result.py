@@ -315,9 +315,9 @@ class AuditResult(BaseModel):
     plan_key: str | None = None
     """The planned audit's identity within its run (unit, link, selector, variant): a resumed audit skips the keys it
     has, and the result's id is made from it (``None`` on results from before plans had keys)."""
-    inclusion: float = 1.0
-    """The probability that the plan's budget kept this result's unit (1: every unit audited); rates weight each
-    verdict by its inverse."""
+    inclusion: float = Field(default=1.0, gt=0.0, le=1.0)
+    """The probability that the plan's budget kept this result's unit (1: every unit audited), in (0, 1]; rates,
+    means and their intervals weight each verdict by its inverse."""
     run_units: RunUnits | None = None
     """The run's units and how many the plan kept (``None`` for an audit of named steps)."""
 

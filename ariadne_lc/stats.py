@@ -52,6 +52,7 @@ from ariadne_lc._intervals import (
     Interval,
     cluster_bootstrap_mean,
     rate_and_interval,
+    weighted_mean,
     weighted_rate,
     wilson_interval,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "cluster_bootstrap_mean",
     "placebo_comparison",
     "redundancy",
+    "weighted_mean",
     "weighted_rate",
     "wilson_interval",
 ]
@@ -127,9 +129,15 @@ def aggregate(
         return sum(r.decisiveness is not None and r.decisiveness.outcome == name for r in items)
 
     def boot(value: Callable[[AuditResult], float | None]) -> Interval | None:
+        kept = [r for r in scored if value(r) is not None]
         return cluster_bootstrap_mean(
-            _by_query(scored, value), confidence=confidence, n_resamples=n_resamples, seed=seed
-        )
+            _by_query(kept, value), confidence=confidence, n_resamples=n_resamples, seed=seed,
+            weights=_by_query(kept, lambda r: 1.0 / r.inclusion),
+        )  # fmt: skip
+
+    def mean(value: Callable[[AuditResult], float | None]) -> float | None:
+        kept = [(v, r.inclusion) for r in scored if (v := value(r)) is not None]
+        return weighted_mean([v for v, _ in kept], [p for _, p in kept])
 
     violation_rate, violation_ci = rate_and_interval(
         [r.violation for r in scored], [r.inclusion for r in scored], confidence
@@ -147,8 +155,8 @@ def aggregate(
         length_gate_exempted=sum(r.length_gate_exempted for r in items),
         violation_rate=violation_rate,
         violation_rate_ci=violation_ci,
-        mean_phi=fmean(r.phi for r in scored if r.phi is not None) if scored else None,
-        mean_similarity=fmean(r.similarity for r in scored if r.similarity is not None) if scored else None,
+        mean_phi=mean(lambda r: r.phi),
+        mean_similarity=mean(lambda r: r.similarity),
         queries=len({r.trace_id for r in scored}),
         mean_phi_ci=boot(lambda r: r.phi),
         mean_similarity_ci=boot(lambda r: r.similarity),

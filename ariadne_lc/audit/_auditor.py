@@ -118,6 +118,7 @@ class Auditor(AuditorView, BatchAudits):
                 tool_calls=how.tool_calls,
                 tool_call_deriver=how.tool_call_deriver,
                 action_model=model,
+                agents=how.agents,
             ),
             critic=critic,
             paraphraser=made.paraphraser or RuleParaphraser(),

@@ -178,6 +178,10 @@ class ReplayOptions:
     allow_graph_change: bool = False
     """Audit a trace recorded under another graph than the auditor's (another model, prompt, tool, node or edge). By
     default such a trace is refused with :class:`~ariadne_lc.errors.GraphChangedError`, which says what changed."""
+    agents: Mapping[str, Any] | None = None
+    """Agent name -> its compiled graph, for sub-agents the auditor cannot find by itself where their caller reaches
+    them (a closure, the module globals a tool reads, a bound method, a partial, a deep agent's specs): a sub-agent's
+    runs are replayed on its own graph, never through its caller."""
 
     def __post_init__(self) -> None:
         try:
@@ -194,6 +198,12 @@ class ReplayOptions:
                 "tool_calls='rederive' needs a tool_call_deriver: the agent's own chat model (asked in a "
                 "continuation call), a ToolCallDeriver, or a function (thought, context) -> tool calls"
             )
+        for name, agent in (self.agents or {}).items():
+            if not hasattr(agent, "get_state_history") or not hasattr(agent, "copy"):
+                raise ConfigurationError(
+                    f"agents[{name!r}] must be the agent's compiled graph (create_agent(...) or StateGraph.compile()), "
+                    f"got {type(agent).__name__}"
+                )
         if self.tool_calls == "recorded" and self.tool_call_deriver is not None:
             raise ConfigurationError(
                 "tool_call_deriver is only used with tool_calls='rederive'; with 'recorded' the step's own tool "
@@ -305,6 +315,7 @@ class AuditorOptions(TypedDict, total=False):
     tool_calls: ReplayMode
     tool_call_deriver: ToolCallDeriver | DeriveFunction | BaseChatModel | None
     allow_graph_change: bool
+    agents: Mapping[str, Any] | None
     scorer: SimilarityScorer | None
     tau: float
     lam: int

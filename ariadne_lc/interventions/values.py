@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from itertools import islice
@@ -152,6 +153,14 @@ def _distinct(text: str, than: str, query: str) -> tuple[str, ...]:
     return tuple(reversed(found.values()))[:12]
 
 
+def _stable(outputs: Sequence[str], output: str, context: SwapContext) -> list[str]:
+    """Whole outputs to serve, in an order that depends on the unit (its question and output) and on them only, never
+    on the order a batch, a pool or a thread saw them in: a unit is served the same last resort in ``audit`` with a
+    pool, in ``audit_batch`` in any order, online and in a fleet."""
+    unit = f"{context.query}\x00{output}\x00"
+    return sorted(outputs, key=lambda o: hashlib.blake2b((unit + o).encode(), digest_size=8).digest())
+
+
 def _servable(other: str, output: str, context: SwapContext) -> bool:
     """Whether another output may be served whole in place of ``output``: it differs, keeps every number and yes/no
     the question states (a passage on another topic may drop the question's words: an agent that reads it must move),
@@ -223,8 +232,9 @@ class ValueSwapper:
                     old=tuple(v.text for v, _ in swaps), new=tuple(n for _, n in swaps),
                 )  # fmt: skip
         # in the order given: this run's outputs first, then the reference pool's, then the batch's (the last resort)
-        mine = [o for o in context.others if _servable(o, output, context)]
-        others = list(dict.fromkeys([*mine, *(o for o in context.batch if _servable(o, output, context))]))
+        mine = _stable([o for o in context.others if _servable(o, output, context)], output, context)
+        batch = _stable([o for o in context.batch if _servable(o, output, context)], output, context)
+        others = list(dict.fromkeys([*mine, *batch]))
         if context.variant < len(others):
             other = others[context.variant]
             how = "values:other-passage" if passage else "values:other-output"

@@ -18,6 +18,8 @@ inside one such call (the inner agent's turn as ``AriadneMiddleware`` records it
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -40,6 +42,9 @@ class Replayer(Protocol):
     def tools_of(self, ns: str) -> dict[str, Any]: ...
 
     def on(self, graph: Any) -> Any: ...
+
+    @property
+    def agents(self) -> Mapping[str, Any]: ...
 
 __all__ = ["HANDOFF_PREFIXES", "NamespacedSaver", "agents_of", "own_graph_of"]
 
@@ -112,10 +117,22 @@ def _compiled(value: Any) -> bool:
     return all(hasattr(value, name) for name in ("get_state_history", "get_subgraphs", "nodes", "copy"))
 
 
-def _graphs_in(value: Any, depth: int = 0) -> Iterator[Any]:
-    """Compiled graphs a tool's function holds (in its closure, in dicts and lists there), a few levels deep."""
-    if depth > 4:
+_LOOKED: str = (
+    "its closure, the module globals its function reads (and the functions it calls read), a bound method's object, "
+    "a functools.partial's arguments, a deep agent's sub-agent specs"
+)
+"""Where :func:`_graphs_in` looks for the graph a tool invokes, for the refusal's message."""
+
+
+def _graphs_in(value: Any, depth: int = 0, seen: set[int] | None = None) -> Iterator[Any]:
+    """Compiled graphs a tool's function reaches, a few levels deep: in its closure, in the module globals its code
+    names (LangChain's sub-agent pattern: a module-level ``create_agent`` invoked inside a ``@tool``), through the
+    functions it calls, a bound method's object, a ``functools.partial``'s function and arguments, and the dicts,
+    lists and tuples they hold."""
+    seen = set() if seen is None else seen
+    if depth > 4 or id(value) in seen:
         return
+    seen.add(id(value))
     inner = getattr(value, "bound", None)  # a graph configured with .with_config(...)
     if _compiled(value):
         yield value
@@ -123,18 +140,38 @@ def _graphs_in(value: Any, depth: int = 0) -> Iterator[Any]:
         yield inner
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _graphs_in(item, depth + 1)
+            yield from _graphs_in(item, depth + 1, seen)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _graphs_in(item, depth + 1)
-    else:  # a tool (its function), or a function: what its closure holds
-        for function in (getattr(value, "func", None), getattr(value, "coroutine", None), value):
-            for cell in getattr(function, "__closure__", None) or ():
-                try:
-                    contents = cell.cell_contents
-                except ValueError:  # an empty cell
-                    continue
-                yield from _graphs_in(contents, depth + 1)
+            yield from _graphs_in(item, depth + 1, seen)
+    elif isinstance(value, functools.partial):
+        for item in (value.func, *value.args, *value.keywords.values()):
+            yield from _graphs_in(item, depth + 1, seen)
+    elif inspect.ismethod(value):
+        held = dict(vars(value.__self__)) if hasattr(value.__self__, "__dict__") else {}
+        yield from _graphs_in([value.__func__, held], depth + 1, seen)
+    else:  # a tool (its function or coroutine), or a function: its closure and the globals its code names
+        for function in (getattr(value, "func", None), getattr(value, "coroutine", None)):
+            if callable(function) and function is not value:  # a tool's own function: the same level as the tool
+                yield from _graphs_in(function, depth, seen)
+        for cell in getattr(value, "__closure__", None) or ():
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            yield from _graphs_in(contents, depth + 1, seen)
+        yield from _globals_named(value, depth, seen)
+
+
+def _globals_named(function: Any, depth: int, seen: set[int]) -> Iterator[Any]:
+    """What a plain function's code names among its module's globals: graphs, and functions that reach one."""
+    code, names = getattr(function, "__code__", None), getattr(function, "__globals__", None)
+    if code is None or not isinstance(names, dict):
+        return
+    for name in code.co_names:
+        found = names.get(name)
+        if found is not None and (_compiled(found) or inspect.isfunction(found) or isinstance(found, dict | list)):
+            yield from _graphs_in(found, depth + 1, seen)
 
 
 def _called_graph(replayer: Replayer, ns: str, node: str, agent: str | None) -> Any:
@@ -146,13 +183,18 @@ def _called_graph(replayer: Replayer, ns: str, node: str, agent: str | None) -> 
         return None if getattr(parent.nodes.get(node), "bound", None) is sub else sub
     if node != replayer.tool_node_of(ns):
         return None
+    given = replayer.agents.get(agent or "")
+    if given is not None:
+        return given
     held = {id(g): g for tool in replayer.tools_of(ns).values() for g in _graphs_in(tool)}
     named = [g for g in held.values() if g.name == agent] or ([*held.values()] if len(held) == 1 else [])
     if not named:
+        seen = ", ".join(sorted({repr(g.name) for g in held.values()})) or "none"
         raise SubgraphNotReplayableError(
-            f"the agent {agent!r} ran inside a tool of node {node!r} ({ns or 'top level'}), and none of that node's "
-            "tools holds a compiled graph of that name: replays never run a tool, so the agent's own graph is "
-            "needed. Give the inner agent a name (create_agent(..., name=...)) that its tool's graph carries"
+            f"the agent {agent!r} ran inside a tool of node {node!r} ({ns or 'top level'}), and no compiled graph of "
+            f"that name was found where the tools reach it ({_LOOKED}; graphs found: {seen}). Replays never run a "
+            f"tool, so the agent's own graph is needed: hand it over, Auditor(graph, agents={{{agent!r}: <its "
+            "compiled graph>}}), or name the graph the tool invokes so (create_agent(..., name=...))"
         )
     return named[0]
 

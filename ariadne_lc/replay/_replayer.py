@@ -104,6 +104,7 @@ class Replayer:
         tool_calls: ReplayMode = "recorded",
         tool_call_deriver: ToolCallDeriver | DeriveFunction | BaseChatModel | None = None,
         action_model: BaseChatModel | None = None,
+        agents: Mapping[str, Any] | None = None,
     ) -> None:
         if not hasattr(graph, "get_state_history") or not hasattr(graph, "copy"):
             raise ConfigurationError(
@@ -130,6 +131,8 @@ class Replayer:
         self.max_turns = max_turns
         self.tool_node, self._tools = find_tools(graph, tool_node)
         self.action_model = action_model
+        self.agents: Mapping[str, Any] = dict(agents or {})
+        """Agent name -> its compiled graph, where a sub-agent's graph cannot be found by itself (:mod:`._own`)."""
         self.action_source: AnyActionSource | None = action_source_of(graph, action_model, self.tool_call_deriver)
         """Who re-runs a step's model for the ``thought->action`` link (``None``: that link cannot be audited)."""
         self._levels: dict[tuple[str, ...], tuple[str | None, dict[str, Any]]] = {(): (self.tool_node, self._tools)}
@@ -318,6 +321,7 @@ class Replayer:
             tool_calls=self.tool_calls,
             tool_call_deriver=self.tool_call_deriver,
             action_model=self.action_model,
+            agents=self.agents,
         )
         if inner.action_source is None:
             inner.action_source = self.action_source

@@ -62,14 +62,18 @@ def main() -> None:
         review = {(r["id"], r["text"]): r["verdict"] for r in map(json.loads, review_path.read_text().splitlines())}
     verdicts: Counter[str] = Counter()
     lines = ["| id | source | harness | plan | edits (review) |", "|---|---|---|---|---|"]
+
+    def cell(text: str) -> str:
+        return " ".join(text.split()).replace("|", "\\|")
+
     for plan, m in zip(plans(), made, strict=True):
         cells = []
         for e in m["edits"]:
             verdict = review.get((m["id"], e["text"]), "unreviewed")
             verdicts[verdict] += 1
-            cells.append(f"{e['text']} ({e['method']}; {verdict})")
-        shown = "<br>".join(cells) or f"none: {m['none']}"
-        lines.append(f"| {m['id']} | {plan['source']} | {plan['harness']} | {plan['thought']} | {shown} |")
+            cells.append(f"{cell(e['text'])} ({e['method']}; {verdict})")
+        shown = "<br>".join(cells) or f"none: {cell(m['none'])}"
+        lines.append(f"| {m['id']} | {plan['source']} | {plan['harness']} | {cell(plan['thought'])} | {shown} |")
     with_edit = sum(bool(m["edits"]) for m in made)
     asked = Counter(r["source"].split("-")[0] for r in _rows() if "asked" in r)
     called = Counter(r["source"].split("-")[0] for r in plans() if r["source"].endswith("-recorded"))

@@ -137,3 +137,29 @@ def test_runs_that_ended_with_an_empty_answer_are_counted_at_the_run_level() -> 
     assert said.runs_without_answer == 3
     assert "3 of 3 runs ended with an empty answer" in coverage_line(said)
     assert "inconclusive: the recorded answer is empty" in said.no_verdict
+
+
+def test_means_and_their_intervals_are_weighted_like_the_rates_and_inclusion_is_checked() -> None:
+    """Runs of different lengths keep their units with different probabilities: phi's mean weights each by 1/p."""
+    results = [_scored(True, 0.25), _scored(False, 1.0), _scored(False, 1.0)]
+    results = [r.model_copy(update={"trace_id": f"t{i}"}) for i, r in enumerate(results)]
+    agg = build_report(results).by_link["thought->answer"]
+    assert agg.mean_phi == pytest.approx((4 * 0.1 + 0.9 + 0.9) / 6)  # unweighted it was (0.1 + 0.9 + 0.9) / 3
+    assert agg.violation_rate == pytest.approx(4 / 6)
+    assert agg.mean_phi_ci is not None and agg.mean_phi_ci[0] <= agg.mean_phi <= agg.mean_phi_ci[1]
+    for bad in (0.0, -0.5, 1.5):
+        with pytest.raises(ValueError, match="inclusion"):
+            _scored(True, bad)
+
+
+def test_runs_of_different_lengths_are_estimated_without_bias() -> None:
+    """A short run fits whole (inclusion 1), a long one is sampled: the weighted rate is the per-unit truth."""
+    short, long_ = _record(3, 2, ignore_from=2), _record(18, 2, ignore_from=12)
+    traces = [*short[1], *[t.model_copy(update={"trace_id": f"long-{i}"}) for i, t in enumerate(long_[1])]]
+    results = [r for t in short[1] for r in short[0].audit(t)] + [r for t in traces[2:] for r in long_[0].audit(t)]
+    swaps = [r for r in results if r.link == "observation->answer" and r.status == "scored"]
+    assert len({r.inclusion for r in swaps}) > 1  # the weighted path, exercised
+    assert all(r.violation == (r.step_index >= (2 if r.trace_id.startswith("run") else 12)) for r in swaps)
+    rate = build_report(results).by_link["observation->answer"]
+    truth = (2 * 1 + 2 * 6) / (2 * 3 + 2 * 18)  # the ignored outputs among all outputs of the four runs
+    assert rate.violation_rate_ci is not None and rate.violation_rate_ci[0] <= truth <= rate.violation_rate_ci[1]

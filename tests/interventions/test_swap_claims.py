@@ -61,3 +61,14 @@ def test_a_plan_swap_keeps_the_number_format_the_plan_writes() -> None:
     critic = PlanCritic([ToolSpec(name="calculator", args=("expression",))], calls=calls)
     first = critic.candidates("Let me use the calculator tool to work out 1,250 * 12.")[0]
     assert first.intervened == "Let me use the calculator tool to work out 1,625 * 12."
+
+
+def test_the_last_resort_does_not_depend_on_the_order_of_the_batch() -> None:
+    """Was ``others[variant]`` in batch order: a reordered batch served another passage to the same unit."""
+    words = "a passage long enough to be served whole, with more than twenty words in it so that no word is swapped"
+    output, batch = f"Alpha: {words}.", tuple(f"{name}: {words}." for name in ("Beta", "Gamma", "Delta", "Epsilon"))
+    served = set()
+    for order in (batch, batch[::-1], batch[1:] + batch[:1]):
+        context = SwapContext(query="What does the post say?", tool="retrieve", answer="It says things.", batch=order)
+        served.add(ValueSwapper().swap_in_context(output, context).swapped)
+    assert len(served) == 1 and served != {None}
