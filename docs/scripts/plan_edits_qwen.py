@@ -2,8 +2,9 @@
 Qwen2.5-Coder (0.5B by default) with the plan's tools and a system prompt that asks for a one-sentence plan before
 each call; the model's first reply that holds text and a tool call is kept as a plan of its own (``source``:
 ``qwen<size>-recorded``; text that describes the call in words instead of making it, as Qwen 1.5B often does:
-``...-described``, with the question's own call) and appended to ``plans.jsonl`` (resumable: a question already asked is skipped). No tool
-runs: only the first model call of each question is made. Then ``python docs/scripts/plan_edits.py``.
+``...-described``, with the question's own call) and appended to ``plans.jsonl`` (resumable: a question already
+asked is skipped). No tool runs: only the first model call of each question is made. Then
+``python docs/scripts/plan_edits.py``.
 
     python docs/scripts/plan_edits_qwen.py --size 0.5b
 """
