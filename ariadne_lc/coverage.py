@@ -112,7 +112,7 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
     agent_of: dict[Unit, str] = {}
     plans: dict[str, tuple[RunUnits, str]] = {}
     failed: Counter[str] = Counter()
-    empty = 0
+    empty = unchecked = 0
     unanswered: set[str] = set()
     for r in results:
         runs.add(r.trace_id)
@@ -131,6 +131,7 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
         agent_of[unit] = r.agent_name or "agent"
         if r.status == "scored" and not r.control:
             judged.setdefault(r.link, set()).add(unit)
+            unchecked += r.input_checked is False
         else:
             why = _no_verdict(r)
             if unit not in reasons or why[0] < reasons[unit][0]:
@@ -172,6 +173,7 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
         runs_failed=dict(failed),
         runs_without_units=empty,
         runs_without_answer=len(unanswered),
+        unchecked=unchecked,
     )
 
 
@@ -230,6 +232,8 @@ def coverage_line(c: Coverage) -> str:
         line += f"; {missing} without a verdict ({why})" if why else f"; {missing} without a verdict"
     if c.left_out:
         line += f"; {c.left_out} left out by the budget (sampled units; rates weighted by inclusion)"
+    if c.unchecked:
+        line += f"; {c.unchecked} verdicts from unchecked replays (allow_unchecked: no recorded input to compare)"
     if c.runs_without_answer:
         line += f"; {c.runs_without_answer} of {c.runs} runs ended with an empty answer (nothing to compare)"
     failed = sum(c.runs_failed.values())

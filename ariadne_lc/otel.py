@@ -240,6 +240,8 @@ class AuditSpans:
             attrs[sc.ARIADNE_ANSWER_CHANGED] = result.answer_changed
         if result.replay_checkpoint_id is not None:
             attrs[sc.ARIADNE_REPLAY_CHECKPOINT_ID] = result.replay_checkpoint_id
+        if result.input_checked is not None:
+            attrs[sc.ARIADNE_REPLAY_INPUT_CHECKED] = result.input_checked
         if result.strength is not None:
             attrs[sc.ARIADNE_STRENGTH] = result.strength
         if result.severity is not None:

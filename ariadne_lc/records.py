@@ -96,6 +96,9 @@ class Coverage(BaseModel):
     """Runs with no unit at all (the agent answered at once)."""
     runs_without_answer: int = 0
     """Runs that ended with an empty answer: none of their audits can have a verdict (nothing to compare)."""
+    unchecked: int = 0
+    """Verdicts given by replays whose model input could not be checked against a recorded one (scored only with
+    ``allow_unchecked=True``): every summary says how many."""
 
     @property
     def rate(self) -> float | None:
@@ -128,6 +131,8 @@ class Aggregate(BaseModel):
     """All results in the group."""
     scored: int
     """Results with a similarity (the denominator of rates and means)."""
+    unchecked: int = 0
+    """Scored results whose replay's model input could not be checked (``allow_unchecked=True``)."""
     violations: int
     not_applicable: int
     """Results with nothing to contradict, and traces with no step to audit (see :attr:`nothing_to_audit`)."""

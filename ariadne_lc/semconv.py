@@ -35,6 +35,7 @@ __all__ = [
     "ARIADNE_READER_AGREES",
     "ARIADNE_REPLAY",
     "ARIADNE_REPLAY_CHECKPOINT_ID",
+    "ARIADNE_REPLAY_INPUT_CHECKED",
     "ARIADNE_REPLAY_MODE",
     "ARIADNE_SAMPLE_RATE",
     "ARIADNE_SEVERITY",
@@ -106,6 +107,8 @@ ARIADNE_VIOLATION: Final = "ariadne.violation"
 ARIADNE_ANSWER_CHANGED: Final = "ariadne.answer_changed"
 ARIADNE_REPLAY_CHECKPOINT_ID: Final = "ariadne.replay.checkpoint_id"
 ARIADNE_REPLAY_MODE: Final = "ariadne.replay.mode"
+ARIADNE_REPLAY_INPUT_CHECKED: Final = "ariadne.replay.input_checked"
+"""Whether the replay's model input was checked against the recorded one (false: an unchecked replay's verdict)."""
 """``recorded`` or ``rederive``: what the replay did with the audited step's own tool calls."""
 ARIADNE_SAMPLE_RATE: Final = "ariadne.sample_rate"
 ARIADNE_TARGET_TRACE_ID: Final = "ariadne.target.trace_id"

@@ -147,6 +147,7 @@ def aggregate(
     )
     return Aggregate(
         n=len(items),
+        unchecked=sum(r.input_checked is False for r in scored),
         scored=len(scored),
         violations=violations,
         not_applicable=sum(r.status == "not_applicable" for r in items),

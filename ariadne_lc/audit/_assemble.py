@@ -57,6 +57,8 @@ def _judge_action(ran: Ran, control: bool, rule: Rule) -> _Judged:
         return _Judged("failed", error=ran.error)
     if not ran.made.applicable:
         return _Judged("not_applicable", error=ran.error)
+    if ran.unscored is not None:
+        return _Judged("inconclusive", error=ran.error, inconclusive_reason=ran.unscored)
     if ran.derived is None or ran.action is None:
         return _Judged("failed", error=ran.error)
     s = ran.action.similarity

@@ -131,6 +131,7 @@ class Auditor(AuditorView, BatchAudits):
             actions=ActionGates(action_reader, made.gate_attempts) if made.decisive else None,
             tau=rule.tau,
             recorded=made.recorded_values,
+            allow_unchecked=how.allow_unchecked,
         )
         self.links: tuple[Link, ...] = resolve_links(links, self._runner.replayer)
         """The links this auditor audits (docs/method.md#links)."""

@@ -178,6 +178,12 @@ class ReplayOptions:
     allow_graph_change: bool = False
     """Audit a trace recorded under another graph than the auditor's (another model, prompt, tool, node or edge). By
     default such a trace is refused with :class:`~ariadne_lc.errors.GraphChangedError`, which says what changed."""
+    allow_unchecked: bool = False
+    """Score a replay whose model input could not be checked against a recorded one (a trace without recorded inputs:
+    LangGraph Server threads, traces recorded before inputs were; a replay that made no model call). By default such
+    an audit is ``inconclusive`` (``unchecked replay: ...``): nothing shows it was the recorded run with one thing
+    changed. Reasonable where the graph and its prompts are known not to have changed since the run; every report
+    counts the verdicts it gives apart."""
     agents: Mapping[str, Any] | None = None
     """Agent name -> its compiled graph, for sub-agents the auditor cannot find by itself where their caller reaches
     them (a closure, the module globals a tool reads, a bound method, a partial, a deep agent's specs): a sub-agent's
@@ -315,6 +321,7 @@ class AuditorOptions(TypedDict, total=False):
     tool_calls: ReplayMode
     tool_call_deriver: ToolCallDeriver | DeriveFunction | BaseChatModel | None
     allow_graph_change: bool
+    allow_unchecked: bool
     agents: Mapping[str, Any] | None
     scorer: SimilarityScorer | None
     tau: float

@@ -21,6 +21,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import fmean
+from typing import Final
 
 from opentelemetry.trace import Span
 
@@ -60,7 +61,7 @@ from ariadne_lc.scoring import (
 )
 from ariadne_lc.trace import Trace
 
-__all__ = ["MULTI_SEPARATOR", "Made", "Ran", "Runner", "control_intervention"]
+__all__ = ["MULTI_SEPARATOR", "UNCHECKED", "Made", "Ran", "Runner", "control_intervention", "unchecked_reason"]
 
 logger = logging.getLogger("ariadne_lc.audit")
 
@@ -93,6 +94,8 @@ class Runner:
     recorded: RecordedValues | None = None
     """The user's frozen reference pool (``InterventionOptions.recorded_values``), read after the audited run's own
     values and never filled by the audits: a unit's swap does not depend on what was audited before."""
+    allow_unchecked: bool = False
+    """Score a replay whose input could not be checked against a recorded one (``ReplayOptions.allow_unchecked``)."""
     decisive_chains: Lru[ChainKey, Chain] = field(default_factory=lambda: Lru(DECISIVE_CHAINS))
     """The ``decisive`` selector's contradictions per step and link, made once for all its variants
     (:mod:`._decisive`), bounded (:data:`~._decisive.DECISIVE_CHAINS`) and shared by a batch's threads."""
@@ -133,6 +136,11 @@ class Runner:
                     error = _stage_failed(stage, "replay", trace, planned, exc)
         if replay is None:
             return Ran(made, strength, replay, None, None, error)
+        if replay.unchecked is not None and replay.model_calls == 0 and calls is not None and calls.input_checked:
+            # the answer is the re-run step's own (it answered instead of calling): that re-run's input was checked
+            replay = dataclasses.replace(replay, input_checked=True, unchecked=None)
+        if replay.unchecked is not None and not self.allow_unchecked:
+            return Ran(made, strength, replay, None, None, error, unscored=unchecked_reason(replay.unchecked))
         if replay.tools_unavailable and (calls is not None or replay.replay_mode == "rederive"):
             missing = ", ".join(sorted(set(replay.tools_unavailable)))
             reason = f"not testable: tool {missing} not run (the policy may not run it; declare it in safe_tools)"
@@ -197,6 +205,9 @@ class Runner:
                 error = _stage_failed(stage, "action re-run", trace, planned, exc)
         if derived is None:
             return Ran(made, self._strength(planned, made), None, None, None, error)
+        if derived.unchecked is not None and not self.allow_unchecked:
+            reason = unchecked_reason(derived.unchecked)
+            return Ran(made, self._strength(planned, made), None, None, None, error, derived=derived, unscored=reason)
         record = made.decisiveness
         implied = None
         if self.actions is not None and record is not None and record.outcome in ("decisive", "placebo_kept"):
@@ -356,6 +367,18 @@ class Runner:
     def _empty(self, side: str) -> str:
         how = " after answer_extractor" if self.answer_extractor is not None else ""
         return f"the {side} answer is empty{how}: an empty answer gives no verdict"
+
+
+UNCHECKED: Final = "unchecked replay"
+"""How an audit whose replay could not be checked says so (its ``inconclusive_reason`` starts with it)."""
+
+
+def unchecked_reason(why: str) -> str:
+    """The reason an unchecked replay gives no verdict, and what to do."""
+    return (
+        f"{UNCHECKED}: {why}; nothing checks that it is the recorded run with one thing changed, so no verdict "
+        "(Auditor(allow_unchecked=True) scores it, counted apart in every report)"
+    )
 
 
 class _NoRevision:

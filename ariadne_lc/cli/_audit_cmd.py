@@ -32,7 +32,7 @@ from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
 from ariadne_lc.trace import Trace
 
-__all__ = ["LINK_HELP", "audit", "load_graph", "load_reader", "parse_links", "parse_step"]
+__all__ = ["ALLOW_UNCHECKED_HELP", "LINK_HELP", "audit", "load_graph", "load_reader", "parse_links", "parse_step"]
 
 DEFAULT_INTERVENTIONS = ",".join(PLAN_DEFAULT)
 """The library's default plan (:data:`ariadne_lc.audit.DEFAULT_INTERVENTIONS`), as the CLI writes it."""
@@ -44,7 +44,12 @@ LINK_HELP = (
 )
 SERVER_HELP = (
     "Audit a LangGraph Server deployment: its URL. Reads the threads' checkpoints and replays --graph (the module "
-    "langgraph.json names) locally; writes nothing to the server unless --write-verdicts."
+    "langgraph.json names) locally; writes nothing to the server unless --write-verdicts. Its threads record no model "
+    "inputs, so their replays are unchecked: add --allow-unchecked to score them."
+)
+ALLOW_UNCHECKED_HELP = (
+    "Score replays whose model input cannot be checked against a recorded one (LangGraph Server threads, traces "
+    "recorded before inputs were); they are counted apart in every report. Without it they are inconclusive."
 )
 
 
@@ -185,6 +190,7 @@ def audit(
             help="Audit traces recorded under another graph (a changed model, prompt, tool) instead of failing them.",
         ),
     ] = False,
+    allow_unchecked: Annotated[bool, typer.Option("--allow-unchecked", help=ALLOW_UNCHECKED_HELP)] = False,
     server: Annotated[str | None, typer.Option(help=SERVER_HELP)] = None,
     assistant: Annotated[str | None, typer.Option(help="With --server: the graph name in langgraph.json.")] = None,
     thread: Annotated[list[str] | None, typer.Option(help="With --server: a thread to audit (repeat).")] = None,
@@ -288,6 +294,7 @@ def audit(
         "tau": tau,
         "lam": lam,
         "allow_graph_change": allow_graph_change,
+        "allow_unchecked": allow_unchecked,
     } | gate_options
     if dry_run:
         dry_run_audit(traces, queries, kinds, selector, limit, Auditor(compiled, result_store=None, **auditor_kwargs))

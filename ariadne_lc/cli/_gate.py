@@ -119,6 +119,8 @@ def gate_decision(
         )
     above = [link for link, (rate, _) in rates.items() if rate is not None and rate > fail_above]
     suffix = "" if calibrated else " (no calibration applied)"
+    if cov is not None and cov.unchecked:  # verdicts allowed without the replay invariant's check: said, every time
+        suffix += f" ({cov.unchecked} verdicts from unchecked replays, allowed by --allow-unchecked)"
     if above:
         return False, f"{line}: failed on {', '.join(above)}, above {fail_above:.1%}: {'; '.join(said)}{suffix}"
     return True, f"{line}: passed: {'; '.join(said)}{suffix}"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ariadne_lc.cli._audit_cmd import (
+    ALLOW_UNCHECKED_HELP,
     DEFAULT_INTERVENTIONS,
     DEFAULT_STEP,
     LINK_HELP,
@@ -57,8 +58,10 @@ def poll(
         bool, typer.Option("--write-verdicts", help="Put each verdict in its thread's metadata.")
     ] = False,
     link: Annotated[list[str] | None, typer.Option(help=LINK_HELP)] = None,
+    allow_unchecked: Annotated[bool, typer.Option("--allow-unchecked", help=ALLOW_UNCHECKED_HELP)] = False,
 ) -> None:
-    """Poll a LangGraph Server for finished turns, sample them into the job store, audit them."""
+    """Poll a LangGraph Server for finished turns, sample them into the job store, audit them. Server threads record
+    no model inputs: without --allow-unchecked every audit is inconclusive (an unchecked replay)."""
     links = parse_links(link, graph=graph)  # a bad name is one line before anything is contacted
     kinds, selector = parse_interventions(interventions), parse_step(step)
     if jobs.startswith(("postgresql://", "postgres://")):
@@ -67,7 +70,10 @@ def poll(
         check_database(jobs, option="--jobs")  # a wrong port or password: one line now, not a pool's long wait
     from ariadne_lc.server import RemoteAuditor, ServerPoller
 
-    remote = RemoteAuditor(load_graph(graph), server, api_key=api_key, write_verdicts=write_verdicts, links=links)
+    remote = RemoteAuditor(
+        load_graph(graph), server, api_key=api_key, write_verdicts=write_verdicts, links=links,
+        allow_unchecked=allow_unchecked,
+    )  # fmt: skip
     remote.server.check()
     poller = ServerPoller(
         remote,

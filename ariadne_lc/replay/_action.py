@@ -65,6 +65,8 @@ class DerivedAction:
     replay_thread_id: str | None = None
     input_checked: bool = False
     """The re-run's model input was checked against the recorded one (:mod:`ariadne_lc.replay._inputs`)."""
+    unchecked: str | None = None
+    """Why the re-run's input could not be checked although its source checks inputs; ``None`` otherwise."""
     text: str = ""
     """The re-run's reply text (what the model wrote after the thought; empty from a deriver): with no call, the
     step's answer."""
@@ -120,11 +122,12 @@ def action_flow(
         )
         derived = yield from derive(source, thought, context)
         calls = tuple(ToolCall(id=c["id"], name=c["name"], args=c["args"]) for c in derived)
-        checked = getattr(source, "checks_input", False) and check_input(
-            target_of(trace, [step], rerun=True), counter.inputs
-        )
+        unchecked = check_input(target_of(trace, [step], rerun=True), counter.inputs) if _checks(source) else None
         made, ran = counter.model_calls, counter.tool_calls
-        return DerivedAction(calls, source.name, made, ran, invalid_calls(calls, tools), input_checked=checked)
+        return DerivedAction(
+            calls, source.name, made, ran, invalid_calls(calls, tools), input_checked=_checks(source) and not unchecked,
+            unchecked=None if unchecked is None else unchecked.why,
+        )  # fmt: skip
     thread = f"ariadne-action-{uuid.uuid4()}"
     iso_saver = _in_memory_saver()
     yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread, replayer.channels_of)
@@ -146,7 +149,7 @@ def action_flow(
             f"the re-run of step {index}'s model wrote no message: its node ({step.node!r}) did not run again from "
             "the checkpoint before it"
         )
-    checked = check_input(target_of(trace, [step], rerun=True), counter.inputs)
+    unchecked = check_input(target_of(trace, [step], rerun=True), counter.inputs)
     calls = _calls(written[0])
     return DerivedAction(
         calls=calls,
@@ -157,8 +160,15 @@ def action_flow(
         fork_checkpoint_id=levels[-1].before.config["configurable"]["checkpoint_id"],
         replay_thread_id=thread,
         text=written[0].text,
-        input_checked=checked,
+        input_checked=unchecked is None,
+        unchecked=None if unchecked is None else unchecked.why,
     )
+
+
+def _checks(source: ActionSource) -> bool:
+    """Whether a deriver's re-run goes through a call the recorder saw (the agent's own model found in the graph);
+    one given to the auditor builds its own input, which nothing compares with the recorded one."""
+    return bool(getattr(source, "checks_input", False))
 
 
 def _in_memory_saver() -> Any:

@@ -21,7 +21,7 @@ from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive, with_tool_calls
 from ariadne_lc.replay._fork import Level, copy_levels
-from ariadne_lc.replay._inputs import check_input, target_of
+from ariadne_lc.replay._inputs import check_input, same_messages, target_of
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._tools import Served, serve
 from ariadne_lc.replay._types import ReplayResult, ToolPolicy
@@ -205,6 +205,7 @@ def replay_flow(
     steps = [check_step(trace, k, thought_needed=not outputs) for k in sorted(thoughts)]
     last = steps[-1]
     levels, original = yield from replayer.locate(last)
+    forked = model_input(levels[-1].before.values.get("messages", ()), None, "state")
     written = _update(levels, original, steps, thoughts)
     intercept = early or replayer.tool_policy is ToolPolicy.RECORDED or bool(outputs)
     as_node = last.node
@@ -253,11 +254,16 @@ def replay_flow(
             edited = [s for s in steps if thoughts[s.index] != s.thought]
             swapped = sum(out != _recorded_output(trace, call_id) for call_id, out in (outputs or {}).items())
             target = target_of(trace, steps, new_calls=new_calls, edited=edited, swapped=swapped)
-            checked = check_input(target, counter.inputs)
+            unchecked = check_input(target, counter.inputs)
+            if unchecked is not None and not counter.inputs:  # the answer came from graph code: check the fork's state
+                copied = yield _ops.state(iso, at)
+                if same_messages(model_input(copied.values.get("messages", ()), None, "state"), forked):
+                    unchecked = None
             result = _result(
                 replayer, levels, snapshot, config, counter, served, answers, last, early, fork_id, deriver
             )
-            return replace(result, input_checked=checked)
+            why = None if unchecked is None else unchecked.why
+            return replace(result, input_checked=why is None, unchecked=why)
         asked = pending_interrupts(snapshot)
         if asked:
             resume = {i.id: answers.take(node, i.value).resume for node, i in asked}

@@ -16,8 +16,19 @@ anything is scored:
 
 Anything else means the fork did not rebuild the state the recorded run had (a channel that keeps deltas copied
 without its history, a reducer, a middleware that built another prompt): :class:`ReplayInputMismatchError`
-names what differed, and the audit is recorded as failed, never scored. A step without a recorded input (older
-traces, LangGraph Server threads) is replayed unchecked, and the result says so.
+names what differed, and the audit is recorded as failed, never scored.
+
+Where the next call's record does not name the step's message (no message ids), the step's message is found by
+position: right after the messages the step's own call read. Where no later call was recorded at the step's level
+(the run ended, or another agent took over), the replay's first call is checked against the step's own call: the
+same messages before the step's, then anything. What cannot be checked at all is :class:`Unchecked`, with the
+reason: a step without a recorded input (older traces, LangGraph Server threads), a replay whose calls were seen by
+another source than the record's. Such a replay gives no verdict unless the user allows it
+(``Auditor(allow_unchecked=True)``), and every report counts the verdicts it gave. A replay that made no model call
+after the fork (its answer comes from graph code, from the state) is checked on that state: the isolated thread's
+checkpoint at the fork must hold the messages the production checkpoint held (:func:`same_messages`), so the fork
+rebuilt the state the recorded run had. The tools bound are compared where both sides saw them (a chat model that
+keeps no ``tools`` in its parameters shows none).
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ from dataclasses import dataclass
 from ariadne_lc.errors import ReplayInputMismatchError
 from ariadne_lc.trace import ModelInput, Step, Trace
 
-__all__ = ["CheckTarget", "check_input", "next_step", "target_of"]
+__all__ = ["CheckTarget", "Unchecked", "check_input", "next_step", "same_messages", "target_of"]
 
 
 def _kind(entry: str) -> str:
@@ -63,6 +74,15 @@ class CheckTarget:
     edited: bool = False
     """The message at :attr:`edit` must differ: the thought was edited, and a replay that shows the recorded message
     there did not apply the edit."""
+    source_only: bool = False
+    """Only the messages before :attr:`edit` are compared (the fallback when no later call was recorded)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unchecked:
+    """A replay whose input could not be compared with a recorded one, and why."""
+
+    why: str
 
 
 def next_step(trace: Trace, step: Step) -> Step | None:
@@ -81,45 +101,61 @@ def target_of(
     new_calls: bool = False,
     edited: Sequence[Step] = (),
     swapped: int = 0,
-) -> CheckTarget | None:
-    """The check of a replay from ``steps`` (the latest last) or a re-run of the one step (``None``: nothing recorded
-    to check against). ``new_calls``: the latest step's calls were replaced (derived from the new thought, or cut for
-    early answering), so what follows its message may differ in number too. ``edited``: the steps whose thought the
-    replay changed (their messages must differ); ``swapped``: how many tool outputs it served changed."""
+) -> CheckTarget | Unchecked:
+    """The check of a replay from ``steps`` (the latest last) or a re-run of the one step (:class:`Unchecked`: nothing
+    recorded to check against). ``new_calls``: the latest step's calls were replaced (derived from the new thought,
+    or cut for early answering), so what follows its message may differ in number too. ``edited``: the steps whose
+    thought the replay changed (their messages must differ); ``swapped``: how many tool outputs it served changed."""
     step = steps[-1]
+    if step.model_input is None:
+        return Unchecked(f"step {step.index} recorded no model input (an older trace, or a LangGraph Server thread)")
     if rerun:
-        if step.model_input is None:
-            return None
         recorded = step.model_input
         return CheckTarget(recorded, len(recorded.messages), 1, False, f"step {step.index}'s model call")
     after = next_step(trace, step)
-    if after is None or after.model_input is None:
-        return None
+    if after is None or after.model_input is None:  # the run ended, or another agent took over: the step's own prefix
+        first = steps[0].model_input or step.model_input
+        where = f"step {steps[0].index}'s model call (no later call was recorded at its level: what it read)"
+        return CheckTarget(first, len(first.messages), 0, True, where, source_only=True)
     recorded = after.model_input
     ids = {s.message_id for s in steps if s.message_id}
     edit = next((i for i, e in enumerate(recorded.messages) if _id(e) in ids), None)
+    if edit is None and steps[0].model_input is not None:
+        at = len(steps[0].model_input.messages)  # by position: right after what the step's own call read
+        if at < len(recorded.messages) and _kind(recorded.messages[at]) == "ai":
+            edit = at
     if edit is None:
-        return None  # the next call did not read the step's message as such (a middleware summarised it)
+        return Unchecked(f"step {after.index}'s recorded input does not hold step {step.index}'s message (by id or "
+                         "by position): a middleware may have rewritten the history")  # fmt: skip
     changes = len(steps) + swapped
     first_edited = any(s.message_id == steps[0].message_id for s in edited)
     return CheckTarget(recorded, edit, 0, new_calls, f"step {after.index}'s model call", changes, first_edited)
+
+
+def same_messages(a: ModelInput, b: ModelInput) -> bool:
+    """Whether two digests of message lists hold the same messages in the same order (ids and contents)."""
+    return a.messages == b.messages
 
 
 def _first(replayed: Sequence[ModelInput], source: str) -> ModelInput | None:
     return next((i for i in replayed if i.source == source), None)
 
 
-def check_input(target: CheckTarget | None, replayed: Sequence[ModelInput]) -> bool:
-    """Compare the replay's first model call with ``target``; ``False`` when there was nothing to check.
+def check_input(target: CheckTarget | Unchecked, replayed: Sequence[ModelInput]) -> Unchecked | None:
+    """Compare the replay's first model call with ``target``: ``None`` when it was checked, else why it could not be.
 
     Raises:
         ReplayInputMismatchError: the replayed call's input is not the recorded one but for the edit.
     """
-    if target is None:
-        return False
+    if isinstance(target, Unchecked):
+        return target
     got = _first(replayed, target.recorded.source)
     if got is None:
-        return False  # the replay made no model call (an early end): nothing was read that could differ
+        if replayed:
+            seen = sorted({i.source for i in replayed})
+            return Unchecked(f"the replay's model calls were seen by {', '.join(seen)}, the record's by "
+                             f"{target.recorded.source}")  # fmt: skip
+        return Unchecked("the replay made no model call")
     want = target.recorded.messages
     problem = _difference(want, got.messages, target)
     tools = target.recorded.tools
@@ -141,7 +177,7 @@ def check_input(target: CheckTarget | None, replayed: Sequence[ModelInput]) -> b
             f"the replay did not give the model the recorded input of {target.where}: {problem}. {cause}, so nothing "
             "was scored"
         )
-    return True
+    return None
 
 
 def _difference(want: Sequence[str], got: Sequence[str], target: CheckTarget) -> str | None:
@@ -154,6 +190,8 @@ def _difference(want: Sequence[str], got: Sequence[str], target: CheckTarget) ->
                 f"{' with other content' if _kind(got[i]) == _kind(want[i]) else ''})"
             )
     if target.loose_tail:
+        if target.source_only:
+            return None if len(got) >= target.edit else f"it got {len(got)} messages, fewer than the step's call read"
         return None if len(got) > target.edit else f"it got {len(got)} messages, none after the edited one"
     if len(got) != len(want) + target.extra:
         return f"it got {len(got)} messages where {len(want) + target.extra} were expected"

@@ -77,4 +77,6 @@ class ReplayResult:
     """The deriver that re-derived them (its ``name``)."""
     input_checked: bool = False
     """The replay's first model call was checked against the recorded one and found the same but for the edit
-    (:mod:`ariadne_lc.replay._inputs`); ``False`` when the trace recorded no input to check against."""
+    (:mod:`ariadne_lc.replay._inputs`); ``False`` when it could not be, and :attr:`unchecked` says why."""
+    unchecked: str | None = None
+    """Why the replay's input could not be checked (no recorded input, no model call, ...); ``None`` when it was."""

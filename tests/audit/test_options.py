@@ -81,6 +81,8 @@ def test_the_defaults_are_the_auditors_of_before() -> None:
         "tool_calls": "recorded",
         "tool_call_deriver": None,
         "allow_graph_change": False,
+        "allow_unchecked": False,
+        "agents": None,
     }
     assert dataclasses.asdict(DEFAULT_SCORING) == {
         "scorer": None,

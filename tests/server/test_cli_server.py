@@ -31,6 +31,7 @@ def test_audit_server_command_from_a_fresh_folder(langgraph_server: Server, tmp_
         "--graph", "deployed:unfaithful",
         "--interventions", "logic_flip",
         "--output", "out",
+        "--allow-unchecked",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr + done.stdout
     assert "nothing written to the server" in done.stdout
@@ -54,6 +55,7 @@ def test_poll_command_once_audits_the_assistants_new_turns(langgraph_server: Ser
     thread = _ask(langgraph_server, "polled", QUESTION)
     shutil.copy(langgraph_server.folder / "deployed.py", tmp_path / "deployed.py")
     command = [str(Path(sys.executable).with_name("ariadne-lc")), "poll", "--server", langgraph_server.url]
+    command += ["--allow-unchecked"]
     command += ["--assistant", "polled", "--graph", "deployed:polled", "--jobs", "jobs.db", "--sample-rate", "1"]
     env = {k: v for k, v in server_env({}).items() if k != "ARIADNE_TRACES"}
     done = subprocess.run([*command, "--once"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
@@ -73,6 +75,7 @@ def test_poll_command_audits_only_the_chosen_links(langgraph_server: Server, tmp
     thread = _ask(langgraph_server, "polled", QUESTION)
     shutil.copy(langgraph_server.folder / "deployed.py", tmp_path / "deployed.py")
     command = [str(Path(sys.executable).with_name("ariadne-lc")), "poll", "--server", langgraph_server.url]
+    command += ["--allow-unchecked"]
     command += ["--assistant", "polled", "--graph", "deployed:polled", "--jobs", "jobs.db", "--sample-rate", "1"]
     command += ["--interventions", "logic_flip,observation_swap,rerun", "--link", "observation->answer", "--once"]
     env = {k: v for k, v in server_env({}).items() if k != "ARIADNE_TRACES"}

@@ -14,7 +14,7 @@ from tests.server.test_remote_audit import _ask, _snapshot, sdk
 
 
 def _poller(server: Server, jobs: Path) -> ServerPoller:
-    remote = RemoteAuditor(deployed.polled, server.url)
+    remote = RemoteAuditor(deployed.polled, server.url, allow_unchecked=True)
     return ServerPoller(remote, assistant="polled", jobs=jobs, sample_rate=1.0, max_threads_per_poll=2, **ONE_AUDIT)
 
 
@@ -56,7 +56,7 @@ def test_poller_restart_in_the_middle_audits_every_turn_once(langgraph_server: S
     second.shutdown()
     second.remote.close()
 
-    with RemoteAuditor(deployed.polled, langgraph_server.url) as remote:
+    with RemoteAuditor(deployed.polled, langgraph_server.url, allow_unchecked=True) as remote:
         mine = {t.trace_id for thread in threads for t in remote.traces(thread)}
         # every turn of the assistant on the server (other tests may have added threads to it)
         everything = remote.server.threads(metadata={"graph_id": "polled"}, limit=1000)
