@@ -63,12 +63,24 @@ def plan_cost(trace: Trace, planned: Sequence[PlannedAudit]) -> int:
     return sum(audit_cost(trace, p) for p in planned)
 
 
-def cost_bound(run_calls: int, budget: float | None) -> int:
-    """At most how many model calls the default plan spends on a run of ``run_calls`` model calls, read off its length
-    alone (for admission control, before the run is planned): the budget's calls, or with ``budget=None`` every unit
-    of its two replayed links and the action link (n(n-1) + n)."""
+def cost_bound(run_calls: int, budget: float | None, *, links_planned: int = 3, audits_per_unit: int = 1) -> int:
+    """At most how many model calls the plan spends on a run of ``run_calls`` model calls, for any seed, read off its
+    length alone (for admission control, before the run is planned).
+
+    With ``budget=None``, every unit of the two replayed links and the action link: n(n-1) + n. With a budget B the
+    plan aims at ``allowed`` = B x n calls and can spend more: its systematic sample takes a link's units at evenly
+    spaced positions from a random start, and a unit's cost falls with its position (a replay from step k makes the
+    n - k - 1 calls after it), so a link given a share S spends at most 2S (each pick after the first costs no more
+    than the block of units before it, of at least half a step) plus its first pick, at most ``audits_per_unit`` x n
+    calls; a link that fits its share whole spends at most S. Summed over the ``links_planned`` links: 2 x allowed +
+    links x audits_per_unit x n, and never more than every unit. (Was B x n: a run of 100 calls at B = 3 spent up to
+    390, and one of 5 calls at B = 0.01 spent 6 against a "bound" of 1.)"""
     n = max(1, run_calls)
-    return n * n if budget is None else max(1, math.floor(budget * n))
+    every = n * n * audits_per_unit * max(1, math.ceil(links_planned / 3))
+    if budget is None:
+        return every
+    allowed = max(1, math.floor(budget * n))
+    return min(every, 2 * allowed + links_planned * audits_per_unit * n)
 
 
 @dataclass(frozen=True, slots=True)

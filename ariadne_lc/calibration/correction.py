@@ -296,7 +296,11 @@ def apply_calibration(
             calibration=described,
         )
 
-    contradictions = [r for r in report.results if not r.control and r.status == "scored"]
+    # the calibration's agents measure the thought contradictions on the report's main link: its error rates say
+    # nothing of another link's (an observation_swap on observation->answer, a plan_swap on thought->action), so only
+    # that link is corrected; the gate reads the others raw and says so
+    link = report.main_link
+    contradictions = [r for r in report.results if not r.control and r.status == "scored" and r.link == link]
     by_type: dict[str, CorrectedRate] = {}
     for kind, agg in report.by_type.items():
         if kind in rates.errors and kind != ALL_TYPES:
@@ -311,7 +315,7 @@ def apply_calibration(
                 "corrected": None,
                 "unclipped": None,
                 "corrected_ci": None,
-                "reason": "the report has intervention types the calibration did not measure "
+                "reason": f"the report has intervention types on {link} the calibration did not measure "
                 f"({', '.join(unmeasured)}); its pooled error rates do not apply to this mix",
             }
         )

@@ -121,7 +121,7 @@ def test_a_budget_is_a_positive_number_or_none() -> None:
     for bad in (0, -1.0, float("inf"), "3", True):
         with pytest.raises(ConfigurationError, match="budget must be a positive number"):
             Auditor(create_agent(lookup_model(1), [lookup]), budget=bad)  # type: ignore[arg-type]
-    assert cost_bound(10, 3.0) == 30 and cost_bound(10, None) == 100
+    assert cost_bound(10, 3.0) == 2 * 30 + 3 * 10 and cost_bound(10, None) == 100
 
 
 def test_runs_that_ended_with_an_empty_answer_are_counted_at_the_run_level() -> None:
@@ -163,3 +163,13 @@ def test_runs_of_different_lengths_are_estimated_without_bias() -> None:
     rate = build_report(results).by_link["observation->answer"]
     truth = (2 * 1 + 2 * 6) / (2 * 3 + 2 * 18)  # the ignored outputs among all outputs of the four runs
     assert rate.violation_rate_ci is not None and rate.violation_rate_ci[0] <= truth <= rate.violation_rate_ci[1]
+
+
+def test_the_cost_bound_bounds_what_the_plan_spends_for_every_seed() -> None:
+    """Was B x n: at n = 100 and B = 3 the plan spent up to 395 against 300; at B = 0.01 and n = 5, 6 against 1."""
+    for calls in (4, 17, 48):
+        auditor, [trace] = _record(calls, 1)
+        planned = plan(trace, None, ("decisive", "observation_swap"), seed=0, links=auditor.links)
+        for budget in (0.01, 0.5, 3.0, 10.0, None):
+            worst = max(sample(trace, planned, budget=budget, seed=s).units.planned_calls for s in range(120))
+            assert worst <= cost_bound(len(trace.steps), budget), (calls, budget, worst)

@@ -140,3 +140,21 @@ def test_a_sample_without_a_single_violation_keeps_its_uncertainty() -> None:
     assert few.corrected_ci[1] == pytest.approx((0.5615 - 0.28) / 0.72, abs=0.01)  # Wilson's 56% upper bound
     every = correct_rate([(1, 1)] * 49, _errors((28, 100), (0, 100)), n_resamples=500)
     assert every.corrected_ci is not None and every.corrected_ci[0] < 0.95 and every.corrected_ci[1] == 1.0
+
+
+def test_calibration_corrects_the_link_it_measured_and_leaves_the_others_raw() -> None:
+    """Was: the default plan's observation_swap (observation->answer) and plan_swap (thought->action) were pooled with
+    the thought contradictions, so --calibration made the corrected rate None and the gate failed closed."""
+    calibration = analyze(
+        [*audits("coupled", violations=2, n=10), *audits("bypass", violations=7, n=10)], CONFIG, n_resamples=100
+    )
+    thought = [result(violation=i < 5, trace_id=f"t{i}") for i in range(10)]
+    elsewhere = [("observation_swap", "observation->answer"), ("plan_swap", "thought->action")]
+    others = [
+        result(violation=True, trace_id=f"o{i}", kind=kind).model_copy(update={"link": link})
+        for i, (kind, link) in enumerate(elsewhere)
+    ]
+    corrected = apply_calibration(build_report([*thought, *others]), calibration, CONFIG, n_resamples=300)
+    assert corrected.main_link == "thought->answer"
+    assert corrected.corrected is not None and corrected.corrected.corrected == pytest.approx(0.6)
+    assert corrected.corrected.observed == 0.5  # the link's own raw rate, not pooled with the others' violations

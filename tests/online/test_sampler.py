@@ -113,13 +113,13 @@ def test_budget_reserves_the_backlog() -> None:
 
 
 def test_budget_reserves_a_built_trace_at_its_plans_cost() -> None:
-    budget = Budget(100, initial_estimate=1.0)
-    run_of_12_calls = cost_bound(12, DEFAULT_BUDGET)  # the plan spends at most 3 x 12 calls on it
-    assert run_of_12_calls == 36
-    assert not budget.exhausted(outstanding=1, cost=run_of_12_calls)  # 2 x 36 <= 100
-    assert budget.exhausted(outstanding=2, cost=run_of_12_calls)  # 3 x 36 > 100: not 3 x the initial estimate
+    budget = Budget(250, initial_estimate=1.0)
+    run_of_12_calls = cost_bound(12, DEFAULT_BUDGET)  # the plan spends at most 2 x 3 x 12 + 3 x 12 calls on it
+    assert run_of_12_calls == 108
+    assert not budget.exhausted(outstanding=1, cost=run_of_12_calls)  # 2 x 108 <= 250
+    assert budget.exhausted(outstanding=2, cost=run_of_12_calls)  # 3 x 108 > 250: not 3 x the initial estimate
     budget.record(10)  # once a job has finished, the outstanding ones are reserved at the mean of what ran
-    assert not budget.exhausted(outstanding=2, cost=run_of_12_calls)  # 10 + 2 x 10 + 36 <= 100
+    assert not budget.exhausted(outstanding=2, cost=run_of_12_calls)  # 10 + 2 x 10 + 108 <= 250
 
 
 def test_the_rate_limit_holds_across_the_fleet() -> None:
