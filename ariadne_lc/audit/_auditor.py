@@ -208,6 +208,7 @@ class Auditor(AuditorView, BatchAudits):
             tool_calls=old.tool_calls,
             tool_call_deriver=old.tool_call_deriver,
             action_model=old.action_model,
+            agents=old.agents,
         )
         other = copy.copy(self)
         other._runner = dataclasses.replace(self._runner, replayer=replayer)

@@ -265,7 +265,13 @@ def audit(
             held=held,
             calibration=calibration,
             model=model,
-            auditor_kwargs={"tool_policy": tool_policy, "safe_tools": safe_tool or (), "tau": tau, "lam": lam}
+            auditor_kwargs={
+                "tool_policy": tool_policy,
+                "safe_tools": safe_tool or (),
+                "tau": tau,
+                "lam": lam,
+                "allow_unchecked": allow_unchecked,
+            }
             | gate_options,
             detail=detail,
         )

@@ -19,11 +19,13 @@ without its history, a reducer, a middleware that built another prompt): :class:
 names what differed, and the audit is recorded as failed, never scored.
 
 Where the next call's record does not name the step's message (no message ids), the step's message is found by
-position: right after the messages the step's own call read. Where no later call was recorded at the step's level
-(the run ended, or another agent took over), the replay's first call is checked against the step's own call: the
-same messages before the step's, then anything. What cannot be checked at all is :class:`Unchecked`, with the
-reason: a step without a recorded input (older traces, LangGraph Server threads), a replay whose calls were seen by
-another source than the record's. Such a replay gives no verdict unless the user allows it
+position: right after the messages the step's own call read; where it holds no message of the step at all (a node
+that builds its own prompt without the thought), its whole input must be the recorded one. Where no later call was
+recorded at the step's level (the run ended, or another agent took over), the replay's first call is checked
+against the step's own call: the same messages before the step's, then anything. What cannot be checked at all is
+:class:`Unchecked`, with the reason: a step without a recorded input (older traces, LangGraph Server threads), a
+replay whose calls were seen by another source than the record's and differ from it, a next call that holds none of
+the step's messages and differs from its record. Such a replay gives no verdict unless the user allows it
 (``Auditor(allow_unchecked=True)``), and every report counts the verdicts it gave. A replay that made no model call
 after the fork (its answer comes from graph code, from the state) is checked on that state: the isolated thread's
 checkpoint at the fork must hold the messages the production checkpoint held (:func:`same_messages`), so the fork
@@ -76,6 +78,10 @@ class CheckTarget:
     there did not apply the edit."""
     source_only: bool = False
     """Only the messages before :attr:`edit` are compared (the fallback when no later call was recorded)."""
+    unlocated: bool = False
+    """The next call's record holds no message of the edited step (by id or position): its whole input must be the
+    recorded one (the edit did not reach it: a node that builds its own prompt); a difference cannot be told from
+    the edit (a middleware that rewrote the history), so it is :class:`Unchecked`, not a mismatch."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +130,9 @@ def target_of(
         at = len(steps[0].model_input.messages)  # by position: right after what the step's own call read
         if at < len(recorded.messages) and _kind(recorded.messages[at]) == "ai":
             edit = at
-    if edit is None:
-        return Unchecked(f"step {after.index}'s recorded input does not hold step {step.index}'s message (by id or "
-                         "by position): a middleware may have rewritten the history")  # fmt: skip
+    if edit is None:  # the next call does not read the step's message: all of its input must be the recorded one
+        where = f"step {after.index}'s model call (it does not read step {step.index}'s message)"
+        return CheckTarget(recorded, len(recorded.messages), 0, False, where, unlocated=True)
     changes = len(steps) + swapped
     first_edited = any(s.message_id == steps[0].message_id for s in edited)
     return CheckTarget(recorded, edit, 0, new_calls, f"step {after.index}'s model call", changes, first_edited)
@@ -150,17 +156,25 @@ def check_input(target: CheckTarget | Unchecked, replayed: Sequence[ModelInput])
     if isinstance(target, Unchecked):
         return target
     got = _first(replayed, target.recorded.source)
-    if got is None:
-        if replayed:
-            seen = sorted({i.source for i in replayed})
-            return Unchecked(f"the replay's model calls were seen by {', '.join(seen)}, the record's by "
-                             f"{target.recorded.source}")  # fmt: skip
+    if got is None and not replayed:
         return Unchecked("the replay made no model call")
+    cross = got is None  # seen by another source than the record's (an agent recorded by its middleware, replayed
+    got = got or replayed[0]  # on a graph without it): compared all the same, and a difference is no proof
     want = target.recorded.messages
     problem = _difference(want, got.messages, target)
     tools = target.recorded.tools
     if problem is None and tools is not None and got.tools is not None and tools != got.tools:
         problem = f"the tools bound differ: recorded {list(tools)}, replayed {list(got.tools)}"
+    if problem is not None and cross:
+        return Unchecked(
+            f"the replay's model call was seen by {got.source}, the record's by {target.recorded.source}, and they "
+            f"differ ({problem}): audit with the graph the run was recorded with (its middleware included)"
+        )
+    if problem is not None and target.unlocated:
+        return Unchecked(
+            f"{target.where} differs from the recorded one ({problem}), and it holds no message of the edited step "
+            "to tell the edit from another change (a middleware that rewrote the history)"
+        )
     if problem is not None:
         system = bool(want and got.messages) and _kind(want[0]) == _kind(got.messages[0]) == "system" and (
             _content(want[0]) != _content(got.messages[0])

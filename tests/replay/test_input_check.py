@@ -53,7 +53,9 @@ def test_a_swapped_output_may_differ_and_only_it() -> None:
 
 def test_what_cannot_be_checked_says_why() -> None:
     assert check_input(_target(), []) == Unchecked("the replay made no model call")
-    other = check_input(_target(), _got(*RECORDED.messages, source="middleware"))
+    assert check_input(_target(), _got(*RECORDED.messages, source="middleware")) is None  # compared across sources
+    later = ("system::s", "human:h:q", "ai:a1:t1", "tool:o1:v1", "ai:a2:XX", "tool:o2:v2")
+    other = check_input(_target(), _got(*later, source="middleware"))
     assert isinstance(other, Unchecked) and "seen by middleware" in other.why
 
 
