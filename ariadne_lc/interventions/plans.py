@@ -103,9 +103,9 @@ class PlanCritic:
     Examples:
         >>> tools = [ToolSpec(name="capital", args=("country",)), ToolSpec(name="population", args=("country",))]
         >>> critic = PlanCritic(tools, calls=[("capital", {"country": "Spain"})])
-        >>> [c.intervened for c in critic.candidates("I should look up the capital of Spain with the capital tool.")]
-        ['I should look up the capital of Portugal with the capital tool.', \
-'I should look up the capital of Spain with the population tool.']
+        >>> [c.intervened for c in critic.candidates("I will call the capital tool for Spain.")]
+        ['I will call the capital tool for Italy.', 'I will call the capital tool for Germany.', \
+'I will call the capital tool for Portugal.', 'I will call the population tool for Spain.']
     """
 
     def __init__(
