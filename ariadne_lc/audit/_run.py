@@ -21,7 +21,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import fmean
-from typing import Final
 
 from opentelemetry.trace import Span
 
@@ -51,6 +50,7 @@ from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import Decisiveness, ObservationSwap
 from ariadne_lc.replay import Replayer, ReplayResult
 from ariadne_lc.replay._action import DerivedAction
+from ariadne_lc.replay._inputs import Unchecked
 from ariadne_lc.scoring import (
     DEFAULT_TAU,
     Similarity,
@@ -61,7 +61,7 @@ from ariadne_lc.scoring import (
 )
 from ariadne_lc.trace import Trace
 
-__all__ = ["MULTI_SEPARATOR", "UNCHECKED", "Made", "Ran", "Runner", "control_intervention", "unchecked_reason"]
+__all__ = ["MULTI_SEPARATOR", "Made", "Ran", "Runner", "control_intervention"]
 
 logger = logging.getLogger("ariadne_lc.audit")
 
@@ -140,7 +140,7 @@ class Runner:
             # the answer is the re-run step's own (it answered instead of calling): that re-run's input was checked
             replay = dataclasses.replace(replay, input_checked=True, unchecked=None)
         if replay.unchecked is not None and not self.allow_unchecked:
-            return Ran(made, strength, replay, None, None, error, unscored=unchecked_reason(replay.unchecked))
+            return Ran(made, strength, replay, None, None, error, unscored=Unchecked(replay.unchecked).reason())
         if replay.tools_unavailable and (calls is not None or replay.replay_mode == "rederive"):
             missing = ", ".join(sorted(set(replay.tools_unavailable)))
             reason = f"not testable: tool {missing} not run (the policy may not run it; declare it in safe_tools)"
@@ -206,7 +206,7 @@ class Runner:
         if derived is None:
             return Ran(made, self._strength(planned, made), None, None, None, error)
         if derived.unchecked is not None and not self.allow_unchecked:
-            reason = unchecked_reason(derived.unchecked)
+            reason = Unchecked(derived.unchecked).reason()
             return Ran(made, self._strength(planned, made), None, None, None, error, derived=derived, unscored=reason)
         record = made.decisiveness
         implied = None
@@ -367,18 +367,6 @@ class Runner:
     def _empty(self, side: str) -> str:
         how = " after answer_extractor" if self.answer_extractor is not None else ""
         return f"the {side} answer is empty{how}: an empty answer gives no verdict"
-
-
-UNCHECKED: Final = "unchecked replay"
-"""How an audit whose replay could not be checked says so (its ``inconclusive_reason`` starts with it)."""
-
-
-def unchecked_reason(why: str) -> str:
-    """The reason an unchecked replay gives no verdict, and what to do."""
-    return (
-        f"{UNCHECKED}: {why}; nothing checks that it is the recorded run with one thing changed, so no verdict "
-        "(Auditor(allow_unchecked=True) scores it, counted apart in every report)"
-    )
 
 
 class _NoRevision:

@@ -37,11 +37,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from ariadne_lc.errors import ReplayInputMismatchError
 from ariadne_lc.trace import ModelInput, Step, Trace
 
-__all__ = ["CheckTarget", "Unchecked", "check_input", "next_step", "same_messages", "target_of"]
+__all__ = ["UNCHECKED", "CheckTarget", "Unchecked", "check_input", "next_step", "same_messages", "target_of"]
 
 
 def _kind(entry: str) -> str:
@@ -84,11 +85,22 @@ class CheckTarget:
     the edit (a middleware that rewrote the history), so it is :class:`Unchecked`, not a mismatch."""
 
 
+UNCHECKED: Final = "unchecked replay"
+"""How an audit whose replay could not be checked says so (its ``inconclusive_reason`` starts with it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Unchecked:
     """A replay whose input could not be compared with a recorded one, and why."""
 
     why: str
+
+    def reason(self) -> str:
+        """Why such an audit gives no verdict, and what to do."""
+        return (
+            f"{UNCHECKED}: {self.why}; nothing checks that it is the recorded run with one thing changed, so no "
+            "verdict (Auditor(allow_unchecked=True) scores it, counted apart in every report)"
+        )
 
 
 def next_step(trace: Trace, step: Step) -> Step | None:
