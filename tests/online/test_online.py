@@ -497,11 +497,12 @@ def test_a_run_is_reserved_at_what_its_plan_costs_before_its_trace_is_built(tmp_
 
     from ariadne_lc.testing import lookup, lookup_model, lookup_question
 
-    graph = create_agent(lookup_model(4), [lookup], checkpointer=saver)  # 5 model calls a run: the plan spends <= 15
-    online = online_for(graph, tmp_path, sample_rate=1.0, max_model_calls_per_hour=20)  # no workers: jobs wait
+    # 5 model calls a run: the plan spends at most cost_bound(5, 3.0) = min(2 x 15 + 3 x 5, 5²) = 25, whatever its seed
+    graph = create_agent(lookup_model(4), [lookup], checkpointer=saver)
+    online = online_for(graph, tmp_path, sample_rate=1.0, max_model_calls_per_hour=40)  # no workers: jobs wait
     served = online.wrap(graph)
     for i in range(3):
         served.invoke({"messages": [("user", lookup_question(4, i))]}, {"configurable": {"thread_id": f"l-{i}"}})
-    # the first run fits (15 <= 20); a second would reserve 15 more: over the budget, though no job has finished
+    # the first run fits (25 <= 40); a second would reserve 25 more: over the budget, though no job has finished
     assert (online.stats.accepted, online.stats.over_budget) == (1, 2)
     online.shutdown(drain=False)
