@@ -212,14 +212,17 @@ def own_graph_of(replayer: Replayer, trace: Trace) -> tuple[Any, Trace] | None:
     steps = [s for s in trace.steps if s.checkpoint.task_path]
     if not steps:
         return None
-    cut, graph = 0, None
+    segments = (steps[0].checkpoint.task_path or "").split("|")
+    cut, graph, base = 0, None, replayer
     for depth, (ns, node, _) in enumerate(path_of(steps[0])[:-1]):
-        called = _called_graph(replayer, ns, node, trace.agent_name)
-        if called is not None:
+        called = _called_graph(base, relative(ns, cut), node, trace.agent_name)
+        if called is not None:  # the levels below are looked up in the graph this one called (nested sub-agents)
             cut, graph = depth + 1, called
+            saver = NamespacedSaver(replayer.graph.checkpointer, "|".join(segments[:cut]))
+            base = replayer.on(called.copy(update={"checkpointer": saver}))
     if graph is None:
         return None
-    prefix = "|".join((steps[0].checkpoint.task_path or "").split("|")[:cut])
+    prefix = "|".join(segments[:cut])
     if any(not (s.checkpoint.task_path or "").startswith(prefix + "|") for s in steps):
         return None  # the parent's own steps are in the trace too: its answer is the parent's, not the inner one's
     view = graph.copy(update={"checkpointer": NamespacedSaver(replayer.graph.checkpointer, prefix)})

@@ -48,3 +48,22 @@ def test_the_refusal_says_where_it_looked_and_how_to_hand_the_graph_over(monkeyp
     assert failed and all(r.error_type == SubgraphNotReplayableError.__name__ for r in failed)
     error = failed[0].error or ""
     assert "module globals" in error and "Auditor(graph, agents={'researcher'" in error
+
+
+def test_two_levels_of_module_level_sub_agents_are_each_audited_on_their_own_graph() -> None:
+    """top -> (tool) manager -> (tool) clerk: the clerk's graph is found in the manager's tool, below the manager's."""
+    from tests import subagent_nested
+
+    top = subagent_nested.build_top()
+    before = {t.trace_id for t in subagent_nested.STORE.list_traces()}
+    for i, question in enumerate(QUESTIONS):
+        top.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": f"nested-{id(top)}-{i}"}})
+    traces = [t for t in subagent_nested.STORE.list_traces() if t.trace_id not in before]
+    assert sorted({t.agent_name for t in traces}) == ["LangGraph", "clerk", "manager"]
+    report = Auditor(top).audit_batch(traces)
+    assert not [r.error for r in report.results if r.status == "failed"]
+    coverage = report.coverage
+    assert coverage is not None and coverage.rate == 1.0 and set(coverage.by_agent) == {"LangGraph", "clerk", "manager"}
+    scored = [r for r in report.results if r.status == "scored" and not r.control]
+    assert {r.agent_name for r in scored} == {"LangGraph", "clerk", "manager"}
+    assert not any(r.violation for r in scored) and all(r.input_checked for r in scored)
