@@ -228,7 +228,7 @@ class PlanCritic:
         never a piece of the same value ("2025" for the "15" of "2025-03-15")."""
         run = [str(v) for v in self.by_argument.get(tool, {}).get(arg, ()) if str(v) != value]
         same_arg = run if whole else [v.text for r in run for v in values_of(r) if v.kind in ("name", "number")]
-        own_call = {str(v) for _, a in self._calls_of_tool(tool) for k, v in a.items() if k != arg}
+        own_call = {str(v) for n, a in self.calls if n == tool for k, v in a.items() if k != arg}
         pool = [v for v in map(str, self.recorded.get(tool, ())) if v not in own_call]
         seen: set[str] = set()
         candidates = other_values(old, recorded=[*same_arg, *pool], allowed=map(str, self.allowed.get(tool, ())),
@@ -240,9 +240,6 @@ class PlanCritic:
                 continue
             seen.add(key)
             yield case_like(new, old) if kind_of(old) == "text" and old[:1].isupper() else new
-
-    def _calls_of_tool(self, tool: str) -> list[Call]:
-        return [(n, a) for n, a in self.calls if n == tool]
 
     # -- the critic's protocol -----------------------------------------------------------------------------------
 
