@@ -124,5 +124,3 @@ def cluster_bootstrap_mean(
         rng=np.random.default_rng(seed),
     )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
-
-

@@ -17,6 +17,7 @@ from ariadne_lc.trace import Step, ToolCall, Trace
 
 __all__ = [
     "LINKS",
+    "NO_COHERENT_EDIT",
     "PLACEBO",
     "REJECTIONS",
     "ActionCheck",
@@ -65,6 +66,11 @@ GateOutcome = Literal["decisive", "not_decisive", "no_commitment", "placebo_kept
   not hold, a calculation resting on the premise it negates, ...: :mod:`ariadne_lc.interventions.coherence`), so
   none was read (``not_applicable``, never scored).
 """
+
+NO_COHERENT_EDIT: Final = "no coherent edit"
+"""Why a plan has no ``plan_swap``: no edit a person would accept as another plan could be made (the plan names its
+tool only by words of free text and states no argument value another could replace, or every edit made failed to read
+back as meant). Coverage reports a unit left so under this name, apart from a thought no rule could edit."""
 
 REJECTIONS: Final[tuple[GateOutcome, ...]] = ("not_decisive", "incoherent", "no_commitment")
 """The gate's outcomes that leave a unit without a verdict, the one that got furthest first: a unit (or a ``decisive``
@@ -312,6 +318,10 @@ class AuditResult(BaseModel):
     not_testable: str | None = None
     """Why a replay could not test the link although nothing failed (e.g. ``tool lookup not run``: a re-derived
     call needed a tool the policy may not run); such an audit is ``not_applicable``, never scored."""
+    unit: str | None = None
+    """The unit this result is about within its step, as the plan names it: ``thought`` or the output's
+    :func:`~ariadne_lc.trace.output_unit` (``None`` on results not made from a plan, and from before units had
+    names: coverage then derives it)."""
     plan_key: str | None = None
     """The planned audit's identity within its run (unit, link, selector, variant): a resumed audit skips the keys it
     has, and the result's id is made from it (``None`` on results from before plans had keys)."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from typing import Final
+from urllib.parse import quote
 
 from ariadne_lc import links
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.records import REJECTIONS, AuditResult, Coverage, RunUnits
+from ariadne_lc.records import NO_COHERENT_EDIT, REJECTIONS, AuditResult, Coverage, RunUnits
 
 __all__ = [
     "FIXES",
@@ -46,7 +47,7 @@ def main_link(results: Iterable[AuditResult]) -> str:
 
 
 Unit = tuple[str, int, str]
-"""(trace id, step, ``thought`` or ``output:<call id or tool>``)."""
+"""(trace id, step, ``thought`` or the output's :func:`~ariadne_lc.trace.output_unit`)."""
 
 
 def _on_output(result: AuditResult) -> bool:
@@ -62,9 +63,11 @@ def unit_of(result: AuditResult) -> Unit | None:
     ``observation->answer``); ``None`` for a result about a whole trace."""
     if result.step_index < 0:
         return None
+    if result.unit is not None:
+        return (result.trace_id, result.step_index, result.unit)
     if _on_output(result):
         swap = result.observation
-        call = "" if swap is None else (swap.call_id or swap.tool)
+        call = "" if swap is None else (quote(swap.call_id, safe="") if swap.call_id else swap.tool)
         return (result.trace_id, result.step_index, f"output:{call}")
     return (result.trace_id, result.step_index, "thought")
 
@@ -89,7 +92,9 @@ def _no_verdict(result: AuditResult) -> tuple[int, str]:
         return _FURTHEST.index(outcome), outcome
     if result.observation is not None and result.observation.swapped is None:
         return len(_FURTHEST), "no value to swap"
-    return len(_FURTHEST), "controls only" if result.control else "no edit"
+    if NO_COHERENT_EDIT in (result.intervention_method or ""):  # a plan there, no edit of it a person would accept
+        return len(_FURTHEST), NO_COHERENT_EDIT
+    return len(_FURTHEST) + 1, "controls only" if result.control else "no edit"
 
 
 def no_verdict_reason(result: AuditResult) -> str:

@@ -332,9 +332,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         _, root, metadata = node
         return Caller(str(root), request.tool_call.get("id"), metadata.get(_AGENT_NAME_KEY))
 
-    def _end_tool(
-        self, node: _Node | None, request: ToolCallRequest, result: Any, caller: Caller | None
-    ) -> None:
+    def _end_tool(self, node: _Node | None, request: ToolCallRequest, result: Any, caller: Caller | None) -> None:
         """A tool call ended. One that hands control to another agent (a ``Command`` to the parent graph, as the
         hand-off tools of ``langgraph-swarm`` and ``langgraph-supervisor`` return) ends this agent's turn too: its
         ``after_agent`` never runs. The turn is recorded then, its answer the hand-off (the message that made it)."""

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ariadne_lc._result import (
     LINKS,
+    NO_COHERENT_EDIT,
     PLACEBO,
     REJECTIONS,
     ActionCheck,
@@ -36,6 +37,7 @@ from ariadne_lc._result import (
 
 __all__ = [
     "LINKS",
+    "NO_COHERENT_EDIT",
     "PLACEBO",
     "REJECTIONS",
     "ActionCheck",

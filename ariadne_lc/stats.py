@@ -95,6 +95,7 @@ CONTENT_INTERVENTIONS: frozenset[str] = frozenset(
 )
 """The kinds that change what a step says, and so measure its causal contribution."""
 
+
 def _scored(results: Iterable[AuditResult]) -> list[AuditResult]:
     return [r for r in results if r.status == "scored" and r.similarity is not None]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +24,7 @@ __all__ = [
     "Step",
     "ToolCall",
     "Trace",
+    "output_unit",
 ]
 
 _DOMAIN_TAG = "domain:"
@@ -46,6 +48,14 @@ class ToolCall(BaseModel):
     agents: tuple[str, ...] = ()
     """The trace ids of the agent runs this call started (a deep agent's sub-agents behind its ``task`` tool), each
     recorded as its own trace whose :attr:`Trace.parent` points back here."""
+
+
+def output_unit(call: ToolCall, index: int) -> str:
+    """The name of the unit that is ``call``'s output, ``index`` its position among its step's calls: ``output:`` and
+    the call's id (quoted, so that a ``:`` in a provider's id cannot make two units' keys alike), or ``output:#`` and
+    the position when the call has no id. The one name of an output unit: plan, budget, coverage, resume and the
+    online jobs all key by it (a step's thought is the unit ``thought``)."""
+    return f"output:{quote(call.id, safe='')}" if call.id else f"output:#{index}"
 
 
 class AgentLink(BaseModel):

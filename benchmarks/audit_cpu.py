@@ -62,8 +62,10 @@ SETTINGS = (
 
 
 def unit_of(trace_id: str, plan_key: str) -> tuple[str, str, str, str]:
-    """The unit a plan key (``steps:unit:link:kind:variant``) audits: trace, steps, unit and link."""
-    steps, unit, link, _kind, _variant = plan_key.rsplit(":", 4)
+    """The unit a plan key (``steps:unit:link:kind:variant``, the unit ``thought`` or ``output:<call>``) audits:
+    trace, steps, unit and link."""
+    steps, rest = plan_key.split(":", 1)
+    unit, link, _kind, _variant = rest.rsplit(":", 3)
     return trace_id, steps, unit, link
 
 

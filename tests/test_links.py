@@ -116,9 +116,7 @@ def test_registration_refuses_what_cannot_be_audited() -> None:
 
 def test_the_loops_links_are_declared_as_the_engine_audits_them() -> None:
     assert links.THOUGHT_ACTION.interventions == ACTION_KINDS == {*CONTRADICTIONS, "decisive", "rerun", "paraphrase"}
-    assert {
-        spec.name: spec.decisive_order for spec in links.registered() if spec.decisive_order
-    } == DECISIVE_ORDER
+    assert {spec.name: spec.decisive_order for spec in links.registered() if spec.decisive_order} == DECISIVE_ORDER
     assert links.ordered(["thought->answer", "elsewhere", "thought->action"]) == [
         "thought->action", "thought->answer", "elsewhere",
     ]  # fmt: skip

@@ -28,6 +28,7 @@ from ariadne_lc.audit._options import (
     gather,
 )
 from ariadne_lc.audit._plan import DEFAULT_INTERVENTIONS, PlannedAudit, StepSelector, nothing_to_audit_reason, plan
+from ariadne_lc.audit._pool import RecordedValues
 from ariadne_lc.audit._run import Runner
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, ResultStoreSink, ScoreWriteBackSink, SpanSink, dispatch
 from ariadne_lc.audit._view import AuditorView
@@ -282,15 +283,21 @@ class Auditor(AuditorView, BatchAudits):
         return out
 
     def _audit_trace(
-        self, trace: Trace, step: StepSelector | None, interventions: Interventions
+        self,
+        trace: Trace,
+        step: StepSelector | None,
+        interventions: Interventions,
+        batch: RecordedValues | None = None,
     ) -> Flow[list[AuditResult]]:
         self.check_graph(trace)
         results: list[AuditResult] = []
         for run, sampled in self.planned(trace, step, interventions):
-            results.extend((yield from self._audit_run(run, step, sampled)))
+            results.extend((yield from self._audit_run(run, step, sampled, batch)))
         return results
 
-    def _audit_run(self, trace: Trace, step: StepSelector | None, sampled: Sampled) -> Flow[list[AuditResult]]:
+    def _audit_run(
+        self, trace: Trace, step: StepSelector | None, sampled: Sampled, batch: RecordedValues | None
+    ) -> Flow[list[AuditResult]]:
         if not sampled.audits:
             reason = nothing_to_audit_reason(trace, step or "all", min_thought_chars=self.min_thought_chars)
             nothing = AuditResult.no_step_to_audit(trace, reason, replay_mode=self.replay_mode)
@@ -299,10 +306,12 @@ class Auditor(AuditorView, BatchAudits):
         units = sampled.units if step is None else None
         results: list[AuditResult] = []
         for one in sampled.audits:
-            results.append((yield from self._audit_one(trace, one, units)))
+            results.append((yield from self._audit_one(trace, one, units, batch)))
         return results
 
-    def _audit_one(self, trace: Trace, planned: PlannedAudit, units: RunUnits | None) -> Flow[AuditResult]:
+    def _audit_one(
+        self, trace: Trace, planned: PlannedAudit, units: RunUnits | None, batch: RecordedValues | None
+    ) -> Flow[AuditResult]:
         started = time.perf_counter()
         attributes: dict[str, Any] = {
             sc.ARIADNE_CONTROL: is_control(planned.kind),
@@ -311,7 +320,7 @@ class Auditor(AuditorView, BatchAudits):
         if len(planned.steps) > 1:
             attributes[sc.ARIADNE_STEP_INDICES] = list(planned.steps)
         with self.spans.audit(trace, planned.steps[0], planned.kind, planned.link, **attributes) as span:
-            ran = yield from self._runner.run(trace, planned)
+            ran = yield from self._runner.run(trace, planned, batch)
             deriver = self.tool_call_deriver
             result = assemble(
                 trace,
@@ -321,7 +330,14 @@ class Auditor(AuditorView, BatchAudits):
                 duration_s=time.perf_counter() - started,
                 replay_mode=self.replay_mode,
                 tool_call_deriver=None if deriver is None else deriver.name,
-            ).model_copy(update={"plan_key": planned.key, "inclusion": planned.inclusion, "run_units": units})
+            ).model_copy(
+                update={
+                    "unit": planned.unit[1],
+                    "plan_key": planned.key,
+                    "inclusion": planned.inclusion,
+                    "run_units": units,
+                }
+            )
             if result.intervention_type != planned.kind:  # a selector resolved when the audit ran
                 span.set_attribute(sc.ARIADNE_INTERVENTION_TYPE, result.intervention_type)
             dispatch(self.sinks, FinishedAudit(result, trace, span))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.audit._config import Interventions
 from ariadne_lc.audit._plan import DEFAULT_INTERVENTIONS, StepSelector, intervention_names
-from ariadne_lc.audit._pool import BATCH, RecordedValues
+from ariadne_lc.audit._pool import RecordedValues
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, dispatch
 from ariadne_lc.errors import AriadneError, ConfigurationError
 from ariadne_lc.otel import AuditSpans
@@ -46,7 +46,11 @@ class BatchAudits:
         raise NotImplementedError("the Auditor provides its replay mode")
 
     def _audit_trace(
-        self, trace: Trace, step: StepSelector | None, interventions: Interventions
+        self,
+        trace: Trace,
+        step: StepSelector | None,
+        interventions: Interventions,
+        batch: RecordedValues | None = None,
     ) -> Flow[list[AuditResult]]:
         raise NotImplementedError("the Auditor audits one trace")
 
@@ -71,11 +75,7 @@ class BatchAudits:
         batch = RecordedValues.from_traces(items)
 
         def one(t: Trace) -> list[AuditResult]:
-            token = BATCH.set(batch)  # this thread's context, for this trace only
-            try:
-                return run_sync(self._audit_or_record(t, step, interventions))
-            finally:
-                BATCH.reset(token)
+            return run_sync(self._audit_or_record(t, step, interventions, batch))
 
         with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="ariadne-audit") as pool:
             chunks = list(pool.map(one, items))
@@ -97,8 +97,7 @@ class BatchAudits:
 
         async def one(t: Trace) -> list[AuditResult]:
             async with gate:
-                BATCH.set(batch)  # each task runs in its own copy of the context
-                return await run_async(self._audit_or_record(t, step, interventions))
+                return await run_async(self._audit_or_record(t, step, interventions, batch))
 
         chunks = await asyncio.gather(*(one(t) for t in items))
         return self._report(r for chunk in chunks for r in chunk)
@@ -115,7 +114,7 @@ class BatchAudits:
         return report
 
     def _audit_or_record(
-        self, trace: Trace, step: StepSelector | None, interventions: Interventions
+        self, trace: Trace, step: StepSelector | None, interventions: Interventions, batch: RecordedValues
     ) -> Flow[list[AuditResult]]:
         """Like :meth:`_audit_trace`, but a trace that cannot be audited gives one failed result.
 
@@ -127,7 +126,7 @@ class BatchAudits:
             dispatch(self.sinks, FinishedAudit(failed, trace, None))
             return [failed]
         try:
-            return (yield from self._audit_trace(trace, step, interventions))
+            return (yield from self._audit_trace(trace, step, interventions, batch))
         except Exception as exc:
             if not isinstance(exc, AriadneError):
                 logger.warning("ariadne: the audit of trace %s raised", trace.trace_id, exc_info=exc)

@@ -34,10 +34,12 @@ def context_edit(
     *,
     answer: str,
     pool: RecordedValues | None,
+    batch: RecordedValues | None,
     tool: Any,
     variant: int,
 ) -> Flow[ObservationEdit]:
-    """The ``variant``-th swap of ``call``'s output (the same for the same unit, whatever was audited before)."""
+    """The ``variant``-th swap of ``call``'s output (the same for the same unit, whatever was audited before or
+    beside it; ``batch``: the outputs of the batch being audited, the last resort)."""
     output = call.output or ""
     others = tuple(o for o in run_values(trace, call.name, pool=pool) if o.strip() != output.strip())
     context = SwapContext(
@@ -46,7 +48,7 @@ def context_edit(
         answer=answer,
         others=others,
         allowed=() if tool is None else schema_values(tool),
-        batch=batch_outputs(call.name, besides=(output, *others)),
+        batch=batch_outputs(batch, call.name, besides=(output, *others)),
         variant=variant,
     )
     edit: ObservationEdit = yield Call(

@@ -16,7 +16,7 @@ from ariadne_lc.interventions import OBSERVATIONS, ControlType, parse_interventi
 from ariadne_lc.links import LinkSpec
 from ariadne_lc.records import Link
 from ariadne_lc.replay._own import HANDOFF_PREFIXES
-from ariadne_lc.trace import ToolCall, Trace
+from ariadne_lc.trace import ToolCall, Trace, output_unit
 
 __all__ = [
     "ACTION_KINDS",
@@ -74,6 +74,9 @@ class PlannedAudit:
     """The link of the agent's loop the audit cuts (docs/method.md#links)."""
     call_index: int | None = None
     """``observation->answer``: which of the step's tool calls has its output changed."""
+    output: str | None = None
+    """``observation->answer``: that call's unit (:func:`~ariadne_lc.trace.output_unit`), ``output:#<call_index>``
+    when not given."""
     variant: int = 0
     """``observation_swap``: which other value the output is given (0: the swapper's first; each next one swaps
     the previous value again, see ``Auditor(observation_swaps=...)``)."""
@@ -83,8 +86,11 @@ class PlannedAudit:
 
     @property
     def unit(self) -> tuple[int, str]:
-        """The unit this audit is about: (step, ``thought``) or (step, ``output<call index>``)."""
-        return self.steps[0], "thought" if self.call_index is None else f"output{self.call_index}"
+        """The unit this audit is about: (step, ``thought``) or (step, the output's unit,
+        :func:`~ariadne_lc.trace.output_unit`), the name coverage and the stored results use too."""
+        if self.call_index is None:
+            return self.steps[0], "thought"
+        return self.steps[0], self.output or f"output:#{self.call_index}"
 
     @property
     def key(self) -> str:
@@ -291,7 +297,15 @@ def plan(
                 calls = trace.step(steps[0]).tool_calls
                 variants = range(observation_swaps if kind in OBSERVATIONS else 1)
                 planned += [
-                    PlannedAudit(kind=kind, steps=steps, selection=selection, link=spec.name, call_index=i, variant=v)
+                    PlannedAudit(
+                        kind=kind,
+                        steps=steps,
+                        selection=selection,
+                        link=spec.name,
+                        call_index=i,
+                        output=output_unit(call, i),
+                        variant=v,
+                    )
                     for i, call in enumerate(calls)
                     if _outputs(spec, call)
                     for v in variants

@@ -16,8 +16,10 @@ stays small whatever its tools return.
 
 The batch being audited (``audit_batch``) is a last resort: a tool output that no value of its own run, pool, schema
 or rule can change (a passage, a row of words with no family) is served another output the tool gave in the batch
-(:data:`BATCH`), whole, rather than get no verdict; its result says so (``... in the batch``), since an ``audit`` of
-the run alone cannot make that swap. Every other swap is the same in both.
+(``audit_batch`` passes the batch down with each of its traces, a parameter), whole, rather than get no verdict; its
+result says so (``... in the batch``), since an ``audit`` of the run alone cannot make that swap. Which other output
+a unit gets is chosen by a stable key of the unit, so the batch's order does not change it. Every other swap is the
+same in both.
 
 The schema's own values (a ``Literal`` return type, an ``enum`` argument) come from the tool itself
 (:func:`schema_values`, :func:`argument_values`), read once per tool.
@@ -28,7 +30,6 @@ from __future__ import annotations
 import typing
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -37,7 +38,6 @@ from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.trace import Trace
 
 __all__ = [
-    "BATCH",
     "KEPT_PER_TOOL",
     "MAX_BYTES",
     "MAX_VALUE_BYTES",
@@ -242,13 +242,9 @@ def argument_values(tool: Any) -> tuple[str, ...]:
     return _schema(tool)[1]
 
 
-BATCH: ContextVar[RecordedValues | None] = ContextVar("ariadne_batch_values", default=None)
-"""The outputs of the batch being audited, set by ``audit_batch`` around each of its traces (module docstring)."""
-
-
-def batch_outputs(tool: str, *, besides: Iterable[str]) -> tuple[str, ...]:
-    """Outputs ``tool`` gave in the batch being audited that are not in ``besides`` (empty outside a batch)."""
-    batch = BATCH.get()
+def batch_outputs(batch: RecordedValues | None, tool: str, *, besides: Iterable[str]) -> tuple[str, ...]:
+    """Outputs ``tool`` gave in ``batch`` (the batch being audited) that are not in ``besides`` (none outside a
+    batch)."""
     if batch is None:
         return ()
     seen = {o.strip() for o in besides}

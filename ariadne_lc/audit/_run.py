@@ -100,8 +100,9 @@ class Runner:
     """The ``decisive`` selector's contradictions per step and link, made once for all its variants
     (:mod:`._decisive`), bounded (:data:`~._decisive.DECISIVE_CHAINS`) and shared by a batch's threads."""
 
-    def run(self, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
-        """Intervene, replay and score (stages as child spans of the current audit span)."""
+    def run(self, trace: Trace, planned: PlannedAudit, batch: RecordedValues | None = None) -> Flow[Ran]:
+        """Intervene, replay and score (stages as child spans of the current audit span); ``batch``: the outputs of
+        the batch being audited, an observation swap's last resort (:mod:`._pool`)."""
         strategy = links.get(planned.link).strategy
         if strategy == "rerun_step":
             return (yield from self._run_action(trace, planned))
@@ -114,7 +115,7 @@ class Runner:
         with self.spans.stage("intervene") as stage:
             try:
                 if strategy == "replay_output":
-                    made = yield from self._swap(trace, planned)
+                    made = yield from self._swap(trace, planned, batch)
                 else:
                     made = yield from self._intervene(trace, planned, self.gate)
                 applied = made
@@ -217,7 +218,7 @@ class Runner:
         strength = self._strength(planned, made)
         return Ran(made, strength, None, None, similarity, error, derived=derived, action=verdict)
 
-    def _swap(self, trace: Trace, planned: PlannedAudit) -> Flow[Made]:
+    def _swap(self, trace: Trace, planned: PlannedAudit, batch: RecordedValues | None) -> Flow[Made]:
         """The ``observation->answer`` intervention: one tool output of the step, its value swapped (:mod:`._observe`:
         decisive by construction when the swapper says how the answer is to be read, else gated on the answer the
         thought and the output imply). The link's controls serve the output as recorded (``rerun``, ungated) or
@@ -236,7 +237,14 @@ class Runner:
             tool = self.replayer.tools_for(trace, step.index).get(call.name)
             answer = self._scored(trace.final_answer or "")
             edit = yield from context_edit(
-                self.swapper, trace, call, answer=answer, pool=self.recorded, tool=tool, variant=planned.variant
+                self.swapper,
+                trace,
+                call,
+                answer=answer,
+                pool=self.recorded,
+                batch=batch,
+                tool=tool,
+                variant=planned.variant,
             )
         swap = ObservationSwap(
             tool=call.name,

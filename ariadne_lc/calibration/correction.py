@@ -72,19 +72,22 @@ def _clip(x: float) -> float:
     return min(1.0, max(0.0, x))
 
 
-def violation_clusters(results: Iterable[AuditResult]) -> list[tuple[int, int]]:
-    """(violations, scored) per trace over the scored contradictions: the observed rate's bootstrap units."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+def violation_clusters(results: Iterable[AuditResult]) -> list[tuple[float, float]]:
+    """(violations, scored) per trace over the scored contradictions, each audit weighted by 1/inclusion as the
+    report's rates are (docs/method.md#the-budget; 1 when the budget kept every unit): the observed rate's bootstrap
+    units."""
+    counts: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for r in results:
         if r.control or r.status != "scored" or r.similarity is None:
             continue
         cell = counts[r.trace_id]
-        cell[0] += int(r.violation)
-        cell[1] += 1
+        weight = 1.0 / r.inclusion
+        cell[0] += weight * r.violation
+        cell[1] += weight
     return [(k, n) for k, n in counts.values()]
 
 
-def _resampled_rates(clusters: Sequence[tuple[int, int]], n_resamples: int, rng: Any) -> Any:
+def _resampled_rates(clusters: Sequence[tuple[float, float]], n_resamples: int, rng: Any) -> Any:
     """Rates of ``n_resamples`` bootstrap samples of the clusters (pooled k / pooled n)."""
     import numpy as np
 
@@ -99,15 +102,15 @@ def _resampled_rates(clusters: Sequence[tuple[int, int]], n_resamples: int, rng:
     return out
 
 
-def _clusters(rate: Rate) -> list[tuple[int, int]]:
+def _clusters(rate: Rate) -> list[tuple[float, float]]:
     """The rate's query clusters; a rate stored without them counts each trial as its own query."""
     if rate.clusters:
         return [c for c in rate.clusters if c[1] > 0]
-    return [(1, 1)] * rate.k + [(0, 1)] * (rate.n - rate.k)
+    return [(1.0, 1.0)] * rate.k + [(0.0, 1.0)] * (rate.n - rate.k)
 
 
 def correct_rate(
-    clusters: Sequence[tuple[int, int]],
+    clusters: Sequence[tuple[float, float]],
     errors: ErrorRates,
     *,
     confidence: float = 0.95,
@@ -115,17 +118,21 @@ def correct_rate(
     seed: int = 0,
     observed_ci: tuple[float, float] | None = None,
     calibration: str = "",
+    scored: int | None = None,
 ) -> CorrectedRate:
     """Correct the violation rate of ``clusters`` ((violations, scored) per query) with ``errors``.
 
     Args:
-        clusters: The audited sample, one (violations, scored) pair per query.
+        clusters: The audited sample, one (violations, scored) pair per query; weighted sums where the audits had
+            unequal inclusion probabilities (:func:`violation_clusters`).
         errors: FA and M (with their query clusters) from a calibration.
         confidence: Level of the bootstrap interval.
         n_resamples: Bootstrap resamples.
         seed: Seed of the bootstrap (the same inputs and seed give the same interval).
-        observed_ci: The observed rate's own interval, copied into the record.
+        observed_ci: The observed rate's own interval (a weighted rate's, where the audits were weighted), copied
+            into the record; the corrected interval always contains it mapped through the correction.
         calibration: The calibration's configuration in words, copied into the record.
+        scored: How many audits the clusters hold (their weighted total when not given).
     """
     import numpy as np
 
@@ -134,8 +141,10 @@ def correct_rate(
     if n_resamples < 1:
         raise ConfigurationError(f"n_resamples must be at least 1, got {n_resamples}")
     audited = [c for c in clusters if c[1] > 0]
-    scored = sum(n for _, n in audited)
-    observed = sum(k for k, _ in audited) / scored if scored else None
+    total = sum(n for _, n in audited)
+    observed = sum(k for k, _ in audited) / total if total else None
+    if scored is None:
+        scored = round(total)
     fa, m = errors.false_alarm.rate, errors.miss.rate
     base: dict[str, Any] = {
         "observed": observed,
@@ -180,9 +189,9 @@ def correct_rate(
     alpha = 1.0 - confidence
     low = float(np.quantile(np.where(defined, estimate, 0.0), alpha / 2))
     high = float(np.quantile(np.where(defined, estimate, 1.0), 1.0 - alpha / 2))
-    wilson = wilson_interval(sum(k for k, _ in audited), scored, confidence)
-    if wilson is not None:  # never narrower than what the audited sample alone allows (module docstring)
-        for bound in wilson:
+    floor = observed_ci or wilson_interval(round(sum(k for k, _ in audited)), scored, confidence)
+    if floor is not None:  # never narrower than what the audited sample alone allows (module docstring)
+        for bound in floor:
             mapped = rogan_gladen(bound, fa, m)
             if mapped is not None:
                 low, high = min(low, _clip(mapped)), max(high, _clip(mapped))
@@ -285,10 +294,11 @@ def apply_calibration(
     rates = calibration.method(method)
     described = f"{calibration.config.describe()}, method={method}"
 
-    def correct(results: Iterable[AuditResult], errors: ErrorRates, ci: tuple[float, float] | None) -> CorrectedRate:
+    def correct(results: Sequence[AuditResult], errors: ErrorRates, ci: tuple[float, float] | None) -> CorrectedRate:
         return correct_rate(
             violation_clusters(results),
             errors,
+            scored=sum(1 for r in results if r.similarity is not None),
             confidence=report.confidence,
             n_resamples=n_resamples,
             seed=report.seed,

@@ -201,9 +201,9 @@ def stand_ins(
     handoff = named.name.startswith(HANDOFF_PREFIXES)
     out = []
     for other in tools:
-        if other.name == named.name or (is_harness(other.name) if not handoff else not other.name.startswith(
-            HANDOFF_PREFIXES
-        )):
+        if other.name == named.name or (
+            is_harness(other.name) if not handoff else not other.name.startswith(HANDOFF_PREFIXES)
+        ):
             continue  # a domain tool for a domain tool, another agent for a hand-off
         if name_slots(thought, other) or any(
             re.search(rf"\b{forms(w)}\b", thought, re.I)

@@ -54,6 +54,7 @@ INTENT = re.compile(
     re.I,
 )
 
+
 def forms(token: str) -> str:
     """A regex for the word forms of a verb or noun token (multiply -> multiplies, multiplied, multiplying)."""
     if token.endswith("y") and len(token) > 3:
@@ -132,7 +133,6 @@ def described(thought: str, tools: Sequence[T]) -> tuple[int, int, T] | None:
     if best < (1 if len(tools) == 1 else 2) or (len(scored) > 1 and scored[1][0] == best):
         return None
     return intent.end() + at - 1, intent.end() + at, spec
-
 
 
 def last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:

@@ -48,12 +48,11 @@ from ariadne_lc.interventions._sources import NUMBER, case_like, held, kind_of, 
 from ariadne_lc.interventions._types import Intervention, InterventionType
 from ariadne_lc.interventions.actions import RuleActionReader, ToolSpec, normalise_value
 from ariadne_lc.interventions.coherence import incoherence, reconcile
+from ariadne_lc.records import NO_COHERENT_EDIT
 
 __all__ = ["NO_COHERENT_EDIT", "ModelPlanEditor", "PlanCritic", "PlanEdit"]
 
 _KIND = InterventionType.PLAN_SWAP
-NO_COHERENT_EDIT: Final = "no coherent edit"
-"""The reason a plan has no ``plan_swap``: no edit a person would accept as another plan could be made."""
 _TOOL_WORDS: Final = frozenset({"tool", "tools", "function", "api"})
 """Words a thought uses to name a tool, never an argument value of it."""
 _MAX_VALUE_CHARS: Final = 60

@@ -188,8 +188,10 @@ def check_input(target: CheckTarget | Unchecked, replayed: Sequence[ModelInput])
             "to tell the edit from another change (a middleware that rewrote the history)"
         )
     if problem is not None:
-        system = bool(want and got.messages) and _kind(want[0]) == _kind(got.messages[0]) == "system" and (
-            _content(want[0]) != _content(got.messages[0])
+        system = (
+            bool(want and got.messages)
+            and _kind(want[0]) == _kind(got.messages[0]) == "system"
+            and (_content(want[0]) != _content(got.messages[0]))
         )
         cause = (
             "The system prompt is not the recorded one: the auditor's graph is not the graph the run was recorded "

@@ -29,6 +29,8 @@ from ariadne_lc.errors import SubgraphNotReplayableError
 from ariadne_lc.replay._fork import path_of, relative
 from ariadne_lc.trace import AgentLink, Step, Trace
 
+__all__ = ["HANDOFF_PREFIXES", "NamespacedSaver", "agents_of", "own_graph_of"]
+
 
 class Replayer(Protocol):
     """What finding an inner agent's own graph needs of the :class:`~ariadne_lc.replay.Replayer` (no import circle)."""
@@ -45,8 +47,6 @@ class Replayer(Protocol):
 
     @property
     def agents(self) -> Mapping[str, Any]: ...
-
-__all__ = ["HANDOFF_PREFIXES", "NamespacedSaver", "agents_of", "own_graph_of"]
 
 
 def _within(config: Any, prefix: str) -> Any:

@@ -75,6 +75,6 @@ def test_an_output_with_no_other_value_still_names_its_call_so_job_stores_key_it
                    "observation->answer")  # fmt: skip
     assert result.status == "not_applicable" and result.observation is not None
     assert result.observation.swapped is None and result.observation.call_id == trace.step(0).tool_calls[0].id
-    assert result_key(result) == result.plan_key == "0:output0:observation->answer:observation_swap:0"
-    other = result.model_copy(update={"plan_key": "0:output1:observation->answer:observation_swap:0"})
+    assert result_key(result) == result.plan_key == "0:output:call-plan:observation->answer:observation_swap:0"
+    other = result.model_copy(update={"plan_key": "0:output:call-other:observation->answer:observation_swap:0"})
     assert result_key(other) != result_key(result)  # two calls of one step never share a key

@@ -105,7 +105,7 @@ def test_a_unit_gets_the_same_swap_whatever_was_audited_before() -> None:
     planned = {k: v for k, v in first.items() if "thought->action" in k}
     assert len(observed) == 2 and len(planned) == 2, first
     # the run's own values: Oslo's "snowy" is the answer's too (no value to tell apart), so the family's next word
-    assert observed["0:output0:observation->answer:observation_swap:0"][1:] == (("sunny",), ("rainy",))
+    assert observed["0:output:c0:observation->answer:observation_swap:0"][1:] == (("sunny",), ("rainy",))
     assert planned["0:thought:thought->action:plan_swap:0"][0] == "I should look up the sky over Oslo with get_sky."
 
 
@@ -115,7 +115,7 @@ def test_a_reference_pool_gives_other_runs_values_and_the_same_swap_every_way() 
     first, *rest = _every_way(graph, runs, pool=pool)
     assert all(swaps == first for swaps in rest), rest
     # what another run's output says in its place ("The sky over Lima is foggy."), before the word family
-    assert first["0:output0:observation->answer:observation_swap:0"][1:] == (("sunny",), ("foggy",))
+    assert first["0:output:c0:observation->answer:observation_swap:0"][1:] == (("sunny",), ("foggy",))
     assert first["0:thought:thought->action:plan_swap:0"][0] == "I should look up the sky over Oslo with get_sky."
     # a pool built again from the same runs is the same pool: a resumed run sees what an uninterrupted one saw
     again = RecordedValues.from_traces(runs.values())

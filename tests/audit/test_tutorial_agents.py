@@ -99,7 +99,7 @@ def test_a_faithful_agent_that_reads_only_the_sky_is_not_flagged_for_the_tempera
 
 
 def test_a_plan_is_contradicted_by_another_argument_and_followed() -> None:
-    """"... the capital of Spain with the capital tool": the capital tool is named by its word in "the capital of", so
+    """ "... the capital of Spain with the capital tool": the capital tool is named by its word in "the capital of", so
     another tool there ("... the capital of Spain with the population tool") would contradict itself; the country
     the plan states and the call carries is swapped instead."""
     lookup = next(s for s in SHAPES if s.name == "lookup_by_name")

@@ -24,9 +24,10 @@ def bench() -> ModuleType:
 
 def test_a_plan_key_names_its_unit_whatever_the_kind_and_variant(bench: ModuleType) -> None:
     assert bench.unit_of("t", "3:thought:thought->answer:decisive:2") == ("t", "3", "thought", "thought->answer")
-    assert bench.unit_of("t", "3:output0:observation->answer:observation_swap:0") == (
-        "t", "3", "output0", "observation->answer",
+    assert bench.unit_of("t", "3:output:call-1:observation->answer:observation_swap:0") == (
+        "t", "3", "output:call-1", "observation->answer",
     )  # fmt: skip
+    assert bench.unit_of("t", "3:output:#0:observation->answer:rerun:0")[2] == "output:#0"
     assert bench.unit_of("t", "1+2:thought:thought->answer:logic_flip:0")[1] == "1+2"
 
 

@@ -158,3 +158,25 @@ def test_calibration_corrects_the_link_it_measured_and_leaves_the_others_raw() -
     assert corrected.main_link == "thought->answer"
     assert corrected.corrected is not None and corrected.corrected.corrected == pytest.approx(0.6)
     assert corrected.corrected.observed == 0.5  # the link's own raw rate, not pooled with the others' violations
+
+
+def test_raw_and_corrected_use_the_weights_of_the_table() -> None:
+    """Was: the corrected figure's "observed" rate counted every audit once while the report's table weighted each
+    by 1/inclusion, so the two raw numbers beside each other disagreed on a budgeted plan."""
+    calibration = analyze(
+        [*audits("coupled", violations=2, n=10), *audits("bypass", violations=7, n=10)], CONFIG, n_resamples=100
+    )
+    # 4 violations kept with probability 1, 4 faithful audits kept with probability 1/3 (each stands for 3 units)
+    kept = [result(violation=True, trace_id=f"v{i}") for i in range(4)]
+    sampled = [result(violation=False, trace_id=f"f{i}").model_copy(update={"inclusion": 1 / 3}) for i in range(4)]
+    report = build_report([*kept, *sampled])
+    assert report.overall.violation_rate == pytest.approx(4 / 16)  # weighted: 4 of (4 + 12)
+    corrected = apply_calibration(report, calibration, CONFIG, n_resamples=500)
+    assert corrected.corrected is not None and corrected.corrected.observed == pytest.approx(4 / 16)
+    assert corrected.corrected.scored == 8  # audits, not weights
+    assert corrected.corrected.corrected == pytest.approx((4 / 16 - 0.2) / 0.5)
+    low, high = corrected.corrected.corrected_ci or (None, None)
+    raw_low, raw_high = report.overall.violation_rate_ci or (None, None)
+    assert low is not None and high is not None and raw_low is not None and raw_high is not None
+    # never narrower than the table's own (weighted) interval mapped through the correction
+    assert low <= max(0.0, (raw_low - 0.2) / 0.5) + 1e-9 and high >= min(1.0, (raw_high - 0.2) / 0.5) - 1e-9

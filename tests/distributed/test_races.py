@@ -70,7 +70,10 @@ def test_workers_started_together_on_a_fresh_database_all_start(queue: str) -> N
     for _ in range(STARTS):
         with database() as url:
             config = WorkerConfig(
-                graph="tests.distributed.graph:build_graph", jobs_url=url, concurrency=1, interventions=("logic_flip",),
+                graph="tests.distributed.graph:build_graph",
+                jobs_url=url,
+                concurrency=1,
+                interventions=("logic_flip",),
                 step="auto",
             )
             processes = [WorkerProcess(config, app) for _ in range(WORKERS)]

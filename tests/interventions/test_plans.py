@@ -173,7 +173,7 @@ def test_a_date_is_one_value_shifted_by_days() -> None:
 
 
 def test_a_tool_swap_is_refused_where_the_plan_says_what_the_tool_is_for() -> None:
-    """"To determine if it is raining ..., call the `get_time` function" would leave the weather to a clock."""
+    """ "To determine if it is raining ..., call the `get_time` function" would leave the weather to a clock."""
     tools = [T("get_weather", "city"), T("get_time", "city")]
     plan = 'To determine if it is raining in Oslo, you can call the `get_weather` function with the city "Oslo".'
     found = edits(tools, plan, [("get_weather", {"city": "Oslo"})])
