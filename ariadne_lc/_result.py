@@ -192,6 +192,9 @@ class RunUnits(BaseModel):
     """The model calls the plan could spend on the run (``None``: every unit, no budget)."""
     planned_calls: int
     """The model calls of the kept audits, all run (a gate that refuses an edit saves its replay)."""
+    agents: tuple[str, ...] = ()
+    """The trace ids of the agent runs the run's tool calls started (sub-agents, ``ToolCall.agents``): coverage says
+    how many of them were not audited with it."""
 
 
 class AuditResult(BaseModel):
@@ -377,6 +380,7 @@ class AuditResult(BaseModel):
         *,
         error_type: str | None = None,
         replay_mode: ReplayMode = "recorded",
+        units: RunUnits | None = None,
     ) -> AuditResult:
         """The failed result that records why a trace could not be audited at all (an error before or around
         its audits: no answer, a step out of range, the answer step; see :meth:`no_step_to_audit` for a trace
@@ -388,10 +392,12 @@ class AuditResult(BaseModel):
                 is no exception of ours (then pass ``error_type`` when one class explains it).
             error_type: The class name when ``error`` is a message.
             replay_mode: The auditor's replay mode (:attr:`replay_mode`).
+            units: The trace's units (``ariadne_lc.audit.units_of``): coverage counts them, each without a verdict.
         """
         if isinstance(error, BaseException):
             error, error_type = f"{type(error).__name__}: {error}", type(error).__name__
-        return cls._of_whole_trace(trace, "failed", replay_mode, error=error, error_type=error_type)
+        failed = cls._of_whole_trace(trace, "failed", replay_mode, error=error, error_type=error_type)
+        return failed if units is None else failed.model_copy(update={"run_units": units})
 
     @staticmethod
     def run_error_of(trace: Trace) -> str | None:

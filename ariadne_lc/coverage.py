@@ -116,6 +116,8 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
     runs: set[str] = set()
     agent_of: dict[Unit, str] = {}
     plans: dict[str, tuple[RunUnits, str]] = {}
+    unaudited: dict[str, tuple[RunUnits, str, str]] = {}  # runs whose audit failed as a whole: units, agent, reason
+    started: set[str] = set()
     failed: Counter[str] = Counter()
     empty = unchecked = 0
     unanswered: set[str] = set()
@@ -123,12 +125,16 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
         runs.add(r.trace_id)
         if not r.run_failed and r.original_answer is not None and not r.original_answer.strip():
             unanswered.add(r.trace_id)
+        if r.run_units is not None:
+            started.update(r.run_units.agents)
         unit = unit_of(r)
         if unit is None:
             if r.run_failed:
                 failed[r.error_type or "RunError"] += 1
             elif r.nothing_to_audit:
                 empty += 1
+            elif r.status == "failed" and r.run_units is not None:
+                unaudited[r.trace_id] = (r.run_units, r.agent_name or "agent", _no_verdict(r)[1])
             continue
         if r.run_units is not None:
             plans[r.trace_id] = (r.run_units, r.agent_name or "agent")
@@ -166,8 +172,15 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
         for link, (kept, total) in run.by_link.items():
             by_link.setdefault(link, [0, 0])[1] += total - kept
     no_verdict = Counter(reasons[u][1] for u in units - with_verdict if u in reasons)
+    lost = 0  # the units of runs whose audit failed as a whole: in every denominator, each without a verdict
+    for run, agent, reason in unaudited.values():
+        for name, n in (("thought", run.thoughts), ("output", run.outputs)):
+            kinds[name][1] += n
+        agents.setdefault(agent, [0, 0])[1] += run.thoughts + run.outputs
+        no_verdict[reason] += run.thoughts + run.outputs
+        lost += run.thoughts + run.outputs
     return Coverage(
-        units=len(units) + left_out,
+        units=len(units) + left_out + lost,
         by_agent={name: (k, n) for name, (k, n) in agents.items()},
         with_verdict=len(with_verdict),
         by_link={link: (k, n) for link in links.ordered(by_link) for k, n in [by_link[link]]},
@@ -179,6 +192,7 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
         runs_without_units=empty,
         runs_without_answer=len(unanswered),
         unchecked=unchecked,
+        runs_not_audited=len(started - runs),
     )
 
 
@@ -241,6 +255,11 @@ def coverage_line(c: Coverage) -> str:
         line += f"; {c.unchecked} verdicts from unchecked replays (allow_unchecked: no recorded input to compare)"
     if c.runs_without_answer:
         line += f"; {c.runs_without_answer} of {c.runs} runs ended with an empty answer (nothing to compare)"
+    if c.runs_not_audited:
+        line += (
+            f"; {c.runs_not_audited} sub-agent run(s) the audited runs started not audited (their units are not "
+            "counted: audit their traces too)"
+        )
     failed = sum(c.runs_failed.values())
     if failed:
         errors = ", ".join(f"{error} {n}" for error, n in sorted(c.runs_failed.items(), key=lambda x: -x[1]))

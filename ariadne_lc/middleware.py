@@ -33,8 +33,10 @@ A callback sees the graph's whole run; a middleware sees only its hooks. What fo
 * An agent used as a node of a parent graph (a supervisor's worker, a swarm's agent) is recorded as its own turn:
   its query, its steps (with their subgraph namespaces) and its own answer. A turn that ends by handing off to
   another agent (a tool returning a ``Command`` to the parent graph) is recorded then, its answer the hand-off.
-  An agent run started inside a tool call (a deep agent's ``task`` runs a sub-agent with its own middleware) is
-  linked to it both ways (``Trace.parent``, ``ToolCall.agents``; docs/harnesses.md).
+  An agent run started inside a tool call (a ``@tool`` that invokes a sub-agent, a deep agent's ``task``) is recorded
+  as its own trace, linked to the call both ways (``Trace.parent``, ``ToolCall.agents``; docs/harnesses.md), whether
+  or not it carries a middleware of its own: the wrapped call hands this middleware's handler to every run
+  configured inside it (:mod:`ariadne_lc.recorder._nested`).
 * Audits (:mod:`ariadne_lc.recorder._audit_calls`): in a replay the middleware records nothing and reports what the
   model was given (the replay invariant); in a ``thought->action`` re-run it appends the (contradicted) thought as a
   trailing assistant message, in the step's own format, for the model to continue. This is what makes a
@@ -63,7 +65,8 @@ from langgraph.types import Command
 
 from ariadne_lc._messages import messages_in, response_messages, turn_input
 from ariadne_lc.recorder import AriadneCallbackHandler
-from ariadne_lc.recorder._audit_calls import CALLER, Caller, replayed, replaying, request_input
+from ariadne_lc.recorder._audit_calls import replayed, replaying, request_input
+from ariadne_lc.recorder._nested import AGENT_NAME_KEY, CALLER, RECORDER, Caller, root_metadata, self_recording
 from ariadne_lc.semconv import (
     ARIADNE_PARENT_AGENT,
     ARIADNE_PARENT_CALL_ID,
@@ -77,10 +80,6 @@ logger = logging.getLogger(__name__)
 
 _DEFAULT_GRAPH_NAME: Final = "LangGraph"
 """The root run's name when create_agent was given no ``name`` (LangGraph's default graph name)."""
-_AGENT_NAME_KEY: Final = "lc_agent_name"
-"""Where create_agent puts its ``name`` in the run metadata."""
-_NODE_ONLY_KEYS: Final = frozenset({"checkpoint_ns", "checkpoint_id"})
-"""Metadata LangGraph adds to a node's config but not to the root run's (besides ``langgraph_*``)."""
 
 _RunKey = tuple[str | None, str]
 """(thread id, namespace of the graph the agent runs in): one open run per agent per thread."""
@@ -105,10 +104,6 @@ def _key(metadata: Mapping[str, Any]) -> _RunKey:
     thread = metadata.get("thread_id")
     namespace = str(metadata.get("langgraph_checkpoint_ns", ""))
     return (None if thread is None else str(thread), namespace.rpartition("|")[0])
-
-
-def _root_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in metadata.items() if not k.startswith("langgraph_") and k not in _NODE_ONLY_KEYS}
 
 
 def _recursion_error(limit: int) -> GraphRecursionError:
@@ -158,6 +153,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self._open: dict[_RunKey, UUID] = {}
         self._limits: dict[UUID, tuple[int, int]] = {}
         """Open run -> (its recursion limit, the last step a node of it may run at)."""
+        self_recording(f"{self.name}.before_agent")  # a recorder above this agent leaves its runs to this one
 
     # -- the run: before_agent / after_agent --------------------------------------------------------
 
@@ -218,13 +214,14 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ToolMessage | Command[Any]:
         node = self._guard("wrap_tool_call", self._start_node)
         caller = self._guard("wrap_tool_call", self._caller, node, request)
-        token = CALLER.set(caller)
+        token, recorder = CALLER.set(caller), RECORDER.set(None if caller is None else self.handler)
         try:
             result = handler(request)
         except BaseException as error:
             self._guard("wrap_tool_call", self._fail_node, node, error)
             raise
         finally:
+            RECORDER.reset(recorder)
             CALLER.reset(token)
         self._guard("wrap_tool_call", self._end_tool, node, request, result, caller)
         return result
@@ -236,13 +233,14 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ) -> ToolMessage | Command[Any]:
         node = self._guard("awrap_tool_call", self._start_node)
         caller = self._guard("awrap_tool_call", self._caller, node, request)
-        token = CALLER.set(caller)
+        token, recorder = CALLER.set(caller), RECORDER.set(None if caller is None else self.handler)
         try:
             result = await handler(request)
         except BaseException as error:
             self._guard("awrap_tool_call", self._fail_node, node, error)
             raise
         finally:
+            RECORDER.reset(recorder)
             CALLER.reset(token)
         self._guard("awrap_tool_call", self._end_tool, node, request, result, caller)
         return result
@@ -279,20 +277,20 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if isinstance(step, int) and isinstance(limit, int):  # as LangGraph counts (tests/test_middleware_limits)
             with self._lock:  # a run whose node ends at step s fails when s + 1 passes before_agent's step + limit - 1
                 self._limits[run_id] = (limit, step + limit - 1)
-        root_metadata = _root_metadata(metadata)
+        own = root_metadata(metadata)
         caller = CALLER.get()
         if caller is not None:  # a sub-agent started by a tool call of another agent's (module docstring)
             caller.agents.append(str(run_id))
-            root_metadata[ARIADNE_PARENT_TRACE_ID] = caller.trace_id
-            root_metadata[ARIADNE_PARENT_CALL_ID] = caller.call_id
-            root_metadata[ARIADNE_PARENT_AGENT] = caller.agent_name
+            own[ARIADNE_PARENT_TRACE_ID] = caller.trace_id
+            own[ARIADNE_PARENT_CALL_ID] = caller.call_id
+            own[ARIADNE_PARENT_AGENT] = caller.agent_name
         self.handler.on_chain_start(
             None,
             {"messages": turn_input(list(state.get("messages", [])))},
             run_id=run_id,
             tags=tags,
-            metadata=root_metadata,
-            name=root_metadata.get(_AGENT_NAME_KEY) or _DEFAULT_GRAPH_NAME,
+            metadata=own,
+            name=own.get(AGENT_NAME_KEY) or _DEFAULT_GRAPH_NAME,
         )
 
     def _finish(self, state: AgentState[Any]) -> None:
@@ -330,7 +328,8 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if node is None:
             return None
         _, root, metadata = node
-        return Caller(str(root), request.tool_call.get("id"), metadata.get(_AGENT_NAME_KEY))
+        agent = metadata.get(AGENT_NAME_KEY) or _DEFAULT_GRAPH_NAME  # the name its trace gets
+        return Caller(str(root), request.tool_call.get("id"), agent, recorder=self.handler)
 
     def _end_tool(self, node: _Node | None, request: ToolCallRequest, result: Any, caller: Caller | None) -> None:
         """A tool call ended. One that hands control to another agent (a ``Command`` to the parent graph, as the

@@ -101,6 +101,9 @@ class Coverage(BaseModel):
     unchecked: int = 0
     """Verdicts given by replays whose model input could not be checked against a recorded one (scored only with
     ``allow_unchecked=True``): every summary says how many."""
+    runs_not_audited: int = 0
+    """Agent runs that the audited runs started (sub-agents, ``ToolCall.agents``) with no result among these: their
+    units are not in :attr:`units`, so the line says how many runs it does not speak for."""
 
     @property
     def rate(self) -> float | None:

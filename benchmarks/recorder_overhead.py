@@ -1,9 +1,10 @@
 """What the recorder costs an agent run, measured side by side with LangChain's own callback floor.
 
-Three ways, interleaved run by run in one process (rotating which goes first) so that machine noise
+Four ways, interleaved run by run in one process (rotating which goes first) so that machine noise
 hits all alike: a bare run, a run with a handler that does nothing (the cost of LangChain's callback
-machinery), and a run with :class:`~ariadne_lc.AriadneCallbackHandler` recording into memory (its
-default: traces built and stored on its builder thread).
+machinery), a run with :class:`~ariadne_lc.AriadneCallbackHandler` recording into memory (its
+default: traces built and stored on its builder thread), and one with the recorder as it was before it
+followed tool calls into sub-agents (tool callbacks off): what recording sub-agents costs a single-agent run.
 
 Time is the CPU time of the agent's thread (the request path), which other processes on a shared
 machine do not inflate. Prints per way the median, what the handlers add over the bare run, and the
@@ -37,7 +38,9 @@ from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore
 from ariadne_lc.testing import ScriptedChatModel, calculator
 
 TARGET = 1.2
-WAYS = ("bare", "do-nothing handler", "ariadne recorder")
+WAYS = ("bare", "do-nothing handler", "ariadne recorder", "recorder, no sub-agents")
+"""The last: the recorder as it was before it followed tool calls into sub-agents (tool callbacks off), so that what
+following them costs a single-agent run is measured side by side in the same run."""
 
 
 def three_step_script(messages: Sequence[BaseMessage]) -> AIMessage:
@@ -65,6 +68,14 @@ class NotingStore(InMemoryTraceStore):
 
 class NoOpHandler(BaseCallbackHandler):
     """Receives every callback and does nothing: LangChain's floor."""
+
+
+class NoSubAgents(AriadneCallbackHandler):
+    """The recorder with LangChain's tool callbacks switched off, as before it recorded sub-agents."""
+
+    @property
+    def ignore_agent(self) -> bool:
+        return True
 
 
 class TimedRecorder(AriadneCallbackHandler):
@@ -106,23 +117,34 @@ def run_once(graph: Any, thread: str, handlers: list[Any]) -> float:
     return time.thread_time() - own
 
 
-def ratio(samples: dict[str, list[float]], idx: Sequence[int], extra: float = 0.0) -> float:
+def ratio(
+    samples: dict[str, list[float]],
+    idx: Sequence[int],
+    extra: float = 0.0,
+    way: str = "ariadne recorder",
+    floor_way: str = "do-nothing handler",
+) -> float:
+    """What ``way`` adds over the bare run (plus ``extra``), relative to what ``floor_way`` adds."""
     med = {name: statistics.median(samples[name][i] for i in idx) for name in WAYS}
-    floor = med["do-nothing handler"] - med["bare"]
-    return (med["ariadne recorder"] - med["bare"] + extra) / floor if floor > 0 else float("inf")
+    floor = med[floor_way] - med["bare"]
+    return (med[way] - med["bare"] + extra) / floor if floor > 0 else float("inf")
 
 
 def paired_interval(
-    samples: dict[str, list[float]], extra: Sequence[float] = (), draws: int = 1000, seed: int = 7
+    samples: dict[str, list[float]],
+    extra: Sequence[float] = (),
+    draws: int = 1000,
+    seed: int = 7,
+    floor_way: str = "do-nothing handler",
 ) -> tuple[float, float]:
-    """95% percentile interval of the ratio, resampling whole interleaved triplets (paired) and,
+    """95% percentile interval of the ratio, resampling whole interleaved runs of every way (paired) and,
     for the total, the builder's per-trace costs."""
     rng = random.Random(seed)
     n = len(samples["bare"])
     stats = []
     for _ in range(draws):
         more = statistics.median(rng.choices(extra, k=len(extra))) if extra else 0.0
-        stats.append(ratio(samples, [rng.randrange(n) for _ in range(n)], more))
+        stats.append(ratio(samples, [rng.randrange(n) for _ in range(n)], more, floor_way=floor_way))
     stats.sort()
     return stats[int(0.025 * draws)], stats[int(0.975 * draws) - 1]
 
@@ -136,7 +158,7 @@ def report(samples: dict[str, list[float]], builder: Sequence[float]) -> None:
     bare = med["bare"]
     print("\nCPU time of the agent's thread (the request path): median per run")
     for name in WAYS:
-        print(f"  {name:<20} {med[name] * 1e3:8.3f} ms   ({med[name] / bare - 1:+.1%} vs bare)")
+        print(f"  {name:<24} {med[name] * 1e3:8.3f} ms   ({med[name] / bare - 1:+.1%} vs bare)")
     floor, added = med["do-nothing handler"] - bare, med["ariadne recorder"] - bare
     built = statistics.median(builder)
     print(f"  added: do-nothing handler {floor * 1e3:+.3f} ms, recorder {added * 1e3:+.3f} ms")
@@ -155,6 +177,13 @@ def report(samples: dict[str, list[float]], builder: Sequence[float]) -> None:
         f"  recorder incl. its builder thread / do-nothing = {ratio(samples, n, built):.2f}  "
         f"(95% CI {low:.2f} to {high:.2f}; {verdict(low, high)} the {TARGET} target)"
     )
+    before = "recorder, no sub-agents"
+    if med[before] - bare > 0:
+        low, high = paired_interval(samples, floor_way=before)
+        print(
+            f"  recorder / recorder before it followed tool calls into sub-agents, agent's thread = "
+            f"{ratio(samples, n, floor_way=before):.2f}  (95% CI {low:.2f} to {high:.2f}; 1.00: unchanged)"
+        )
 
 
 def main() -> None:
@@ -166,10 +195,12 @@ def main() -> None:
     noop = NoOpHandler()
     store = NotingStore(threading.get_ident())
     recorder = AriadneCallbackHandler(store=store)  # as shipped: no stopwatch in the compared runs
+    before = NoSubAgents(store=InMemoryTraceStore())
     handlers: dict[str, Callable[[], list[Any]]] = {
         "bare": lambda: [],
         "do-nothing handler": lambda: [noop],
         "ariadne recorder": lambda: [recorder],
+        "recorder, no sub-agents": lambda: [before],
     }
     graphs = {name: make_graph() for name in WAYS}
     for name in WAYS:  # warm-up
@@ -180,10 +211,11 @@ def main() -> None:
     for round_ in range(args.rounds):
         gc.collect()
         for i in range(args.runs):
-            k = (i + round_) % 3
+            k = (i + round_) % len(WAYS)
             for name in WAYS[k:] + WAYS[:k]:
                 thread_cpu[name].append(run_once(graphs[name], f"r{round_}-{i}", handlers[name]()))
     recorder.flush()
+    before.flush()
     # A separate pass with stopwatches (they cost time themselves, so they stay out of the comparison).
     timed = TimedRecorder(store=InMemoryTraceStore())
     graph = make_graph()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.audit._config import Interventions
-from ariadne_lc.audit._plan import DEFAULT_INTERVENTIONS, StepSelector, intervention_names
+from ariadne_lc.audit._plan import DEFAULT_INTERVENTIONS, StepSelector, intervention_names, units_of
 from ariadne_lc.audit._pool import RecordedValues
 from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, dispatch
 from ariadne_lc.errors import AriadneError, ConfigurationError
@@ -130,6 +130,6 @@ class BatchAudits:
         except Exception as exc:
             if not isinstance(exc, AriadneError):
                 logger.warning("ariadne: the audit of trace %s raised", trace.trace_id, exc_info=exc)
-            result = AuditResult.unauditable(trace, exc, replay_mode=self.replay_mode)
+            result = AuditResult.unauditable(trace, exc, replay_mode=self.replay_mode, units=units_of(trace))
             dispatch(self.sinks, FinishedAudit(result, trace, None))
             return [result]

@@ -14,7 +14,7 @@ from ariadne_lc import links as links_registry
 from ariadne_lc.errors import ConfigurationError, FinalStepError, TraceError, TraceNotFinishedError
 from ariadne_lc.interventions import OBSERVATIONS, ControlType, parse_interventions, resolve
 from ariadne_lc.links import LinkSpec
-from ariadne_lc.records import Link
+from ariadne_lc.records import Link, RunUnits
 from ariadne_lc.replay._own import HANDOFF_PREFIXES
 from ariadne_lc.trace import ToolCall, Trace, output_unit
 
@@ -33,6 +33,7 @@ __all__ = [
     "nothing_to_audit_reason",
     "plan",
     "select_steps",
+    "units_of",
 ]
 
 DEFAULT_MIN_THOUGHT_CHARS = 20
@@ -218,6 +219,16 @@ def _observed(call: ToolCall) -> bool:
 def _outputs(spec: LinkSpec, call: ToolCall) -> bool:
     """Whether ``call``'s output is a unit of the output link ``spec``."""
     return _observed(call) and (spec.outputs is None or spec.outputs(call))
+
+
+def units_of(trace: Trace) -> RunUnits:
+    """The units of ``trace`` under the default plan (each step with a thought before the answer, each observed tool
+    output), counted without planning an audit: what coverage counts for a run whose audit failed as a whole."""
+    thoughts = sum(1 for s in trace.steps if not s.is_final and s.thought.strip())
+    outputs = sum(1 for s in trace.steps if not s.is_final for c in s.tool_calls if _observed(c))
+    started = tuple(a for s in trace.steps for c in s.tool_calls for a in c.agents)
+    return RunUnits(thoughts=thoughts, outputs=outputs, by_link={}, run_calls=len(trace.steps), budget_calls=None,
+                    planned_calls=0, agents=started)  # fmt: skip
 
 
 def _output_steps(trace: Trace, links: Sequence[LinkSpec]) -> list[int]:

@@ -67,9 +67,20 @@ def forms(token: str) -> str:
     return re.escape(token) + r"(?:s|es|ed|d|ing|ion|ition)?"
 
 
+_DELEGATION: Final = r"delegat(?:e|es|ed|ing|ion)|sub[\s-]?agents?|hand(?:s|ing)?\s+(?:it\s+|this\s+)?off"
+"""How a plan names the tool that starts a sub-agent (deepagents' ``task``): "delegate ... to a sub-agent"."""
+
+
+def _delegates(spec: Described) -> bool:
+    """Whether ``spec`` starts a sub-agent: deepagents' ``task`` (an argument ``subagent_type``)."""
+    return spec.name == "task" or "subagent_type" in (getattr(spec, "args", None) or ())
+
+
 def tool_pattern(spec: Described) -> re.Pattern[str]:
     tokens = [t.lower() for t in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", spec.name) if t]
     alternatives = [r"[\s_-]*".join(re.escape(t) for t in tokens)] if tokens else [re.escape(spec.name)]
+    if _delegates(spec):
+        alternatives.append(_DELEGATION)
     words = [t for t in tokens if t not in GENERIC and len(t) >= 3]
     alternatives += [forms(t) for t in words]
     for t in tokens:
@@ -80,9 +91,12 @@ def tool_pattern(spec: Described) -> re.Pattern[str]:
 
 
 def own_pattern(spec: Described) -> re.Pattern[str]:
-    """The mentions of :func:`tool_pattern` by the tool's own name or words, not by a synonym."""
+    """The mentions of :func:`tool_pattern` by the tool's own name or words, not by a synonym (a sub-agent tool's own
+    words include delegating to a sub-agent: the plan names what it does, not its name)."""
     tokens = [t.lower() for t in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", spec.name) if t]
     alternatives = [r"[\s_-]*".join(re.escape(t) for t in tokens)] if tokens else [re.escape(spec.name)]
+    if _delegates(spec):
+        alternatives.append(_DELEGATION)
     alternatives += [forms(t) for t in tokens if t not in GENERIC and len(t) >= 3]
     return re.compile(r"(?:" + "|".join(alternatives) + r")", re.I)
 
@@ -122,7 +136,9 @@ def described(thought: str, tools: Sequence[T]) -> tuple[int, int, T] | None:
     clause = thought[intent.end() : end]
     scored: list[tuple[int, int, T]] = []
     for spec in tools:
-        words = {w for w in re.findall(r"[a-z]+", spec.description.casefold()) if len(w) >= 4} - PLAIN_WORDS
+        # a description's plural ("looks up prices") is the plan's singular ("look up the price") too
+        words = {w.removesuffix("s") for w in re.findall(r"[a-z]+", spec.description.casefold()) if len(w) >= 4}
+        words -= PLAIN_WORDS
         hits = [m for w in words for m in re.finditer(rf"\b{forms(w)}\b", clause, re.I)]
         if hits:
             scored.append((len({m.group(0).casefold() for m in hits}), max(m.end() for m in hits), spec))

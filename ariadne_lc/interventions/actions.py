@@ -332,7 +332,7 @@ _LEAD = re.compile(r"^\s*(?:up|for|on|about|at|into)?\s*(?:the|a|an)?\s+", re.I)
 _TAIL = re.compile(r"\s+(?:with|using|via|in|on)\s+(?:the|a|an)\s+\w+(?:\s+tool)?\s*$", re.I)
 
 
-_BEFORE_TAIL = re.compile(r"\s*\b(?:with|using|via|through|by)\s+(?:the|a|an)?\s*$", re.I)
+_BEFORE_TAIL = re.compile(r"\s*\b(?:with|using|via|through|by|to)\s+(?:the|a|an)?\s*$", re.I)
 _OBJECT_BEFORE = re.compile(r"\b(?:for|of|about)\s+(?:the|a|an)\s+(?P<obj>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s*$", re.I)
 
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ariadne_lc.audit._plan import units_of
 from ariadne_lc.errors import (
     ConfigurationError,
     CriticError,
@@ -128,7 +129,7 @@ def failed_result(
 ) -> AuditResult:
     """A result that records why a trace could not be audited at all (``error_type``: the class name;
     ``replay_mode``: the auditor's)."""
-    return AuditResult.unauditable(trace, error, error_type=error_type, replay_mode=replay_mode)
+    return AuditResult.unauditable(trace, error, error_type=error_type, replay_mode=replay_mode, units=units_of(trace))
 
 
 def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:

@@ -5,12 +5,13 @@ span processors: it never raises (every hook is guarded; failures are logged and
 blocks (no I/O on the agent's thread), keeps state only for runs in flight (popped on end or error)
 under hard caps with drop counters, and ignores the replays that the auditor itself runs.
 
-What happens on the agent's thread is kept to bookkeeping: only chain events are needed (a node's
+What happens on the agent's thread is kept to bookkeeping: chain events are what is needed (a node's
 output holds the AI message it wrote and the tool messages answering earlier calls, which is exactly
-what the graph state records), so LLM, tool and retriever callbacks are switched off, and a node's
-output is kept as it came (one tuple appended under a lock). Reading the messages, building steps
-and the :class:`Trace`, and the store's ``put`` happen after the run, on a builder thread
-(``synchronous=True`` moves them back onto the agent's thread at the run's end).
+what the graph state records), with a chat model's start (its input, for the replay invariant) and a tool
+call's start and end (where a sub-agent starts, :mod:`ariadne_lc.recorder._nested`); LLM and retriever
+callbacks are switched off, and a node's output is kept as it came (one tuple appended under a lock).
+Reading the messages, building steps and the :class:`Trace`, and the store's ``put`` happen after the run, on a
+builder thread (``synchronous=True`` moves them back onto the agent's thread at the run's end).
 
 Human in the loop: a root run that ends with ``__interrupt__`` in its output is paused, not
 finished. Its trace is stored unfinished (``interrupted``, no answer). The ``Command(resume=...)``

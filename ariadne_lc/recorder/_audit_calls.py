@@ -8,15 +8,13 @@ An audit runs the user's graph in an isolated thread; its run config says so (:m
   given (the system prompt its stack built, the messages, the tools), which the replay compares with the recorded
   input (the replay invariant, :mod:`ariadne_lc.replay._inputs`).
 
-And the links between agents: a tool call in flight (:data:`CALLER`) is the parent of any agent run that starts under
-it (a deep agent's ``task`` tool runs a sub-agent).
+And the links between agents: a tool call in flight (:data:`~ariadne_lc.recorder._nested.CALLER`) is the parent of
+any agent run that starts under it (:mod:`ariadne_lc.recorder._nested`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any
 
 from langchain.agents.middleware import ModelRequest
@@ -24,24 +22,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config
 
 from ariadne_lc.recorder._inputs import model_input
+from ariadne_lc.recorder._nested import CALLER, Caller
 from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_PREFILL
 
 __all__ = ["CALLER", "Caller", "replayed", "replaying", "request_input"]
-
-
-@dataclass(slots=True)
-class Caller:
-    """A tool call in flight, for the agent runs it starts (a deep agent's ``task`` tool runs a sub-agent)."""
-
-    trace_id: str
-    call_id: str | None
-    agent_name: str | None
-    agents: list[str] = field(default_factory=list)
-
-
-CALLER: ContextVar[Caller | None] = ContextVar("ariadne_caller", default=None)
-"""The tool call whose function is running here: an agent run that starts under it is its child. A context
-variable follows the call into LangChain's and LangGraph's worker threads (they copy the context)."""
 
 
 def _prefill() -> AIMessage | None:

@@ -10,6 +10,7 @@ import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from contextvars import Token
 from typing import Any
 from uuid import UUID
 
@@ -18,6 +19,7 @@ from langgraph.errors import GraphInterrupt
 
 from ariadne_lc.export.capture import agent_span_ref
 from ariadne_lc.recorder._background import DEFAULT_MAX_QUEUED_TRACES, Builder
+from ariadne_lc.recorder._nested import CALLER, Caller, records_itself
 from ariadne_lc.recorder._roots import RootRuns, RunSampler, SpanContextGetter, span_at_end
 from ariadne_lc.recorder._run import FinishedRun, RecorderStats, _Run
 from ariadne_lc.store import TraceStore
@@ -133,6 +135,9 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
         self._root_of: dict[int, _Run] = {}
         """Every run in flight (root and descendants, by ``UUID.int``: hashed in C) -> its root's state."""
         self._paused: OrderedDict[str, _Run] = OrderedDict()
+        self._tool_calls: dict[int, tuple[Token[Caller | None], Caller, _Run]] = {}
+        """Tool calls in flight of the runs recorded here (by run id) -> the :data:`CALLER` they set, the caller, and
+        the run that made the call: the parent of the sub-agents the call starts (:mod:`._nested`)."""
         self._seq = itertools.count()
         self._warned_full = False
         self._builder = Builder(self._deliver, self._dropped_by_builder, max_queued)
@@ -154,8 +159,8 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
         return False
 
     @property
-    def ignore_agent(self) -> bool:  # also switches off tool callbacks
-        return True
+    def ignore_agent(self) -> bool:  # it also switches tool callbacks: a tool call is where a sub-agent starts
+        return False
 
     @property
     def ignore_retriever(self) -> bool:
@@ -204,6 +209,9 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
             # run's state is only appended to (see the package docstring).
             run = self._root_of.get(parent_run_id.int)
             if run is None:
+                caller = CALLER.get()
+                if caller is not None and caller.recorder is self and caller.tool_run == parent_run_id.int:
+                    self._start_nested(caller, inputs, run_id, tags, metadata or {}, kwargs.get("name"))
                 return
             key = run_id.int
             self._root_of[key] = run
@@ -212,6 +220,9 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
                 return
             node = metadata.get("langgraph_node")
             if node is None or kwargs.get("name") != node:
+                return
+            if run.caller is not None and records_itself(node):  # a sub-agent with its own recorder
+                self._leave_to_own_recorder(run)
                 return
             task_path = metadata.get("langgraph_checkpoint_ns", "")
             # A node's own runnable (e.g. a RunnableLambda named like the node) repeats the namespace.
@@ -256,11 +267,67 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
         if run is not None:
             run.agents_of.setdefault(call_id, []).extend(trace_ids)
 
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any] | None,
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A tool call of a recorded run: the caller of any agent that runs inside it. LangChain copies the context
+        into the tool's function after this callback, so :data:`CALLER` set here reaches a sub-agent it invokes."""
+        try:
+            run = None if parent_run_id is None else self._root_of.get(parent_run_id.int)
+            call_id = kwargs.get("tool_call_id")
+            if run is not None:
+                caller = Caller(run.trace_id, call_id, run.agent_name, recorder=self, tool_run=run_id.int)
+                self._tool_calls[run_id.int] = (CALLER.set(caller), caller, run)
+                return
+            wrapped = CALLER.get()  # a call AriadneMiddleware wraps (its handler reaches this one through RECORDER)
+            if (
+                wrapped is not None
+                and wrapped.recorder is self
+                and wrapped.tool_run is None
+                and wrapped.call_id == call_id
+            ):
+                wrapped.tool_run = run_id.int
+        except Exception:
+            self._fail("on_tool_start")
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end_tool(run_id, "on_tool_end")
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end_tool(run_id, "on_tool_error")
+
+    def _end_tool(self, run_id: UUID, where: str) -> None:
+        try:
+            found = self._tool_calls.pop(run_id.int, None)
+            if found is None:
+                return
+            token, caller, run = found
+            try:
+                CALLER.reset(token)
+            except ValueError:  # ended in another context than it started in: that context's copy goes with it
+                CALLER.set(None)
+            if caller.agents and caller.call_id:
+                run.agents_of.setdefault(caller.call_id, []).extend(caller.agents)
+        except Exception:
+            self._fail(where)
+
+    def _leave_to_own_recorder(self, run: _Run) -> None:
+        """``run`` is a sub-agent that records itself: its recorder links it to the caller; this one forgets it."""
+        run.records_itself = True
+        if run.caller is not None and run.trace_id in run.caller.agents:
+            run.caller.agents.remove(run.trace_id)
+
     def on_chain_end(
         self, outputs: dict[str, Any] | Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
     ) -> None:
         try:
-            if parent_run_id is None:
+            if parent_run_id is None or run_id.int in self._runs:  # a root, or a sub-agent's (its own run)
                 self._end_root(run_id, outputs, None)
                 return
             key = run_id.int
@@ -277,7 +344,7 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
         self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
     ) -> None:
         try:
-            if parent_run_id is None:
+            if parent_run_id is None or run_id.int in self._runs:
                 self._end_root(run_id, None, error)
                 return
             key = run_id.int

@@ -26,14 +26,26 @@ from ariadne_lc.export.capture import current_agent_span_context
 from ariadne_lc.recorder._background import Builder
 from ariadne_lc.recorder._build import build_trace
 from ariadne_lc.recorder._deliver import TraceDelivery, logger
+from ariadne_lc.recorder._nested import AGENT_NAME_KEY, Caller, root_metadata
 from ariadne_lc.recorder._run import FinishedRun, _Run, new_interrupts, record_answers
-from ariadne_lc.semconv import ARIADNE_REPLAY, GEN_AI_AGENT_NAME
-from ariadne_lc.trace import SpanRef
+from ariadne_lc.semconv import (
+    ARIADNE_PARENT_AGENT,
+    ARIADNE_PARENT_CALL_ID,
+    ARIADNE_PARENT_TRACE_ID,
+    ARIADNE_REPLAY,
+    GEN_AI_AGENT_NAME,
+)
+from ariadne_lc.trace import GraphFingerprint, SpanRef
 
 __all__ = ["RootRuns", "RunSampler", "SpanContextGetter", "span_at_end"]
 
 SpanContextGetter = Callable[[UUID], SpanRef | None]
 """Returns the agent's span context for a root run id, or ``None``."""
+
+
+def _no_fingerprint() -> GraphFingerprint | None:
+    return None
+
 
 RunSampler = Callable[[str, str | None, tuple[str, ...], Mapping[str, Any]], bool]
 """Decides at a root run's start whether to record it, from (trace id, agent name, tags, metadata)."""
@@ -123,6 +135,47 @@ class RootRuns(TraceDelivery):
                 self.max_runs_in_flight,
             )
 
+    def _start_nested(
+        self,
+        caller: Caller,
+        inputs: Any,
+        run_id: UUID,
+        tags: list[str] | None,
+        metadata: Mapping[str, Any],
+        name: str | None,
+    ) -> None:
+        """A run started right inside a tool call of a run this handler records: a sub-agent's, its own run linked
+        both ways to the call (:mod:`._nested`). It follows its caller's sampling (the caller was recorded)."""
+        if metadata.get(ARIADNE_REPLAY):
+            return
+        own = root_metadata(metadata)
+        own.update({
+            ARIADNE_PARENT_TRACE_ID: caller.trace_id,
+            ARIADNE_PARENT_CALL_ID: caller.call_id,
+            ARIADNE_PARENT_AGENT: caller.agent_name,
+        })  # fmt: skip
+        thread = metadata.get("thread_id")
+        run = _Run(
+            trace_id=str(run_id),
+            thread_id=None if thread is None else str(thread),
+            inputs=inputs,
+            agent_name=metadata.get(GEN_AI_AGENT_NAME) or metadata.get(AGENT_NAME_KEY) or name,
+            tags=tuple(tags) if tags else (),
+            metadata=own,
+            span=self._span(self._span_at_start, run_id),
+            started=time.time(),
+            caller=caller,
+        )
+        with self._lock:
+            full = len(self._runs) >= self.max_runs_in_flight
+            if full:
+                self.stats.dropped += 1
+            else:
+                self._runs[run_id.int] = run
+                self._root_of[run_id.int] = run
+        if not full:
+            caller.agents.append(run.trace_id)
+
     def _resume(self, run: _Run, resume: Any, run_id: UUID) -> None:
         """Continue a paused turn: record the answers, track the new root run as the same run."""
         record_answers(run, resume)
@@ -149,6 +202,13 @@ class RootRuns(TraceDelivery):
                 run.nodes.clear()
         if run is None:
             return
+        if run.records_itself:  # its own recorder's trace is the one kept (module docstring of ._nested)
+            self.stats.ignored += 1
+            return
+        if run.caller is not None and not run.pending and error is None:  # a plain chain inside a tool: no agent ran
+            if run.trace_id in run.caller.agents:
+                run.caller.agents.remove(run.trace_id)
+            return
         asked = (
             new_interrupts(run, outputs, error)
             if run.asked_by or error is not None or (isinstance(outputs, dict) and "__interrupt__" in outputs)
@@ -172,7 +232,16 @@ class RootRuns(TraceDelivery):
         finished = FinishedRun(
             run.trace_id,
             paused or error is not None or run.resumes,
-            partial(build_trace, built, outputs, error, run.span, paused, fingerprint=self._fingerprint),
+            partial(
+                build_trace,
+                built,
+                outputs,
+                error,
+                run.span,
+                paused,
+                # a sub-agent's graph is not the handler's: its trace carries no fingerprint of it
+                fingerprint=self._fingerprint if run.caller is None else _no_fingerprint,
+            ),
             thread_id=run.thread_id,
             resumes=run.resumes,
             sampled_by_head=run.sampled_by_head,

@@ -15,6 +15,7 @@ from typing import Any
 
 from langgraph.errors import GraphInterrupt
 
+from ariadne_lc.recorder._nested import Caller
 from ariadne_lc.trace import SpanRef, Trace
 
 __all__ = [
@@ -143,6 +144,10 @@ class _Run:
     sampled_by_head: bool = False
     """Recorded without asking ``sample``: a resume follows its paused half's sampling decision, so it is kept
     only if that half is found in the store (it was sampled), and dropped otherwise."""
+    caller: Caller | None = None
+    """The tool call of another recorded run that started this one (a sub-agent, :mod:`._nested`)."""
+    records_itself: bool = False
+    """A sub-agent with a recorder of its own (its ``AriadneMiddleware``): that recorder's trace is the one kept."""
 
     def snapshot(self) -> _Run:
         """A copy the builder may read while this run goes on after a resume."""

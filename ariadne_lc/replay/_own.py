@@ -29,7 +29,7 @@ from ariadne_lc.errors import SubgraphNotReplayableError
 from ariadne_lc.replay._fork import path_of, relative
 from ariadne_lc.trace import AgentLink, Step, Trace
 
-__all__ = ["HANDOFF_PREFIXES", "NamespacedSaver", "agents_of", "own_graph_of"]
+__all__ = ["HANDOFF_PREFIXES", "NamespacedSaver", "agents_of", "own_graph_of", "reaches_graph"]
 
 
 class Replayer(Protocol):
@@ -161,6 +161,11 @@ def _graphs_in(value: Any, depth: int = 0, seen: set[int] | None = None) -> Iter
                 continue
             yield from _graphs_in(contents, depth + 1, seen)
         yield from _globals_named(value, depth, seen)
+
+
+def reaches_graph(tool: Any) -> bool:
+    """Whether ``tool`` reaches a compiled graph where a replay would look for a sub-agent's (:func:`_graphs_in`)."""
+    return next(_graphs_in(tool), None) is not None
 
 
 def _globals_named(function: Any, depth: int, seen: set[int]) -> Iterator[Any]:

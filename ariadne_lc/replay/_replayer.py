@@ -19,7 +19,7 @@ from ariadne_lc.replay._derive import AgentModel, ContinuationDeriver, DeriveFun
 from ariadne_lc.replay._drive import replay_flow
 from ariadne_lc.replay._fork import Level, locate, path_of
 from ariadne_lc.replay._history import Histories
-from ariadne_lc.replay._own import HANDOFF_PREFIXES, agents_of, own_graph_of
+from ariadne_lc.replay._own import HANDOFF_PREFIXES, agents_of, own_graph_of, reaches_graph
 from ariadne_lc.replay._tools import find_tools
 from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
 from ariadne_lc.trace import Step, ToolCall, Trace
@@ -38,18 +38,19 @@ agent's own model found in its node, resolved per step (:meth:`Replayer._source`
 
 
 def action_source_of(
-    graph: Any, model: BaseChatModel | None, deriver: ToolCallDeriver | None
+    graph: Any, model: BaseChatModel | None, deriver: ToolCallDeriver | None, *, agents: bool = False
 ) -> AnyActionSource | None:
     """Who re-runs a step's model for the ``thought->action`` link: the agent's model when given (a continuation
     of the thought, as prefill), else the graph's :class:`~ariadne_lc.AriadneMiddleware` (which re-runs the model
     call exactly as it was made; in the graph or any of its subgraphs, such as a supervisor's workers), else the
-    tool-call deriver (graph code), else nobody."""
+    tool-call deriver (graph code), else nobody. ``agents``: sub-agents' graphs were given (``Auditor(agents=...)``),
+    so the graph is a multi-agent system although no tool shows it."""
     if model is not None:
         return ContinuationDeriver(model, instruction=None)
     subgraphs = [g for _, g in graph.get_subgraphs(recurse=True)] if hasattr(graph, "get_subgraphs") else []
     if any(_recorded_by_middleware(g) for g in [graph, *subgraphs]):
         return "middleware"
-    if deriver is None and _hands_off(graph):
+    if deriver is None and (agents or _hands_off(graph) or _calls_agents(graph)):
         return "graph"  # a multi-agent system: each agent's own model, found in its node (Replayer._source)
     return deriver
 
@@ -61,6 +62,14 @@ def _hands_off(graph: Any) -> bool:
         if any(name.startswith(HANDOFF_PREFIXES) for name in tools):
             return True
     return False
+
+
+def _calls_agents(graph: Any) -> bool:
+    """Whether a tool of ``graph`` invokes another agent's graph (LangChain's sub-agent pattern, a deep agent's
+    ``task``): a multi-agent system, whose agents the ``thought->action`` link re-runs each with its own model
+    however the system was recorded (by a handler on the top agent as by ``AriadneMiddleware``)."""
+    _, tools = find_tools(graph, None)
+    return any(reaches_graph(tool) for tool in tools.values())
 
 
 def _recorded_by_middleware(graph: Any) -> bool:
@@ -133,7 +142,9 @@ class Replayer:
         self.action_model = action_model
         self.agents: Mapping[str, Any] = dict(agents or {})
         """Agent name -> its compiled graph, where a sub-agent's graph cannot be found by itself (:mod:`._own`)."""
-        self.action_source: AnyActionSource | None = action_source_of(graph, action_model, self.tool_call_deriver)
+        self.action_source: AnyActionSource | None = action_source_of(
+            graph, action_model, self.tool_call_deriver, agents=bool(self.agents)
+        )
         """Who re-runs a step's model for the ``thought->action`` link (``None``: that link cannot be audited)."""
         self._levels: dict[tuple[str, ...], tuple[str | None, dict[str, Any]]] = {(): (self.tool_node, self._tools)}
         self._own: dict[str, tuple[Replayer, Trace]] = {}

@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc.audit import DEFAULT_INTERVENTIONS, Auditor, StepSelector, select_steps
 from ariadne_lc.audit._config import Interventions
-from ariadne_lc.audit._plan import intervention_names
+from ariadne_lc.audit._plan import intervention_names, units_of
 from ariadne_lc.audit._sinks import FinishedAudit, dispatch
 from ariadne_lc.errors import AriadneError, ConfigurationError, ServerError, TraceError
 from ariadne_lc.records import AuditReport, AuditResult, Link, ReplayMode
@@ -236,7 +236,7 @@ class RemoteAuditor:
             except ServerError:
                 raise
             except AriadneError as exc:
-                failed = AuditResult.unauditable(trace, exc)
+                failed = AuditResult.unauditable(trace, exc, units=units_of(trace))
                 dispatch(self._template.sinks, FinishedAudit(failed, trace, None))
                 return [failed]
 

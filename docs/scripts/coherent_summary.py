@@ -33,9 +33,7 @@ def _rate(k: int, n: int) -> str:
 
 def main(folder: Path) -> None:
     rows = [
-        r
-        for r in _audits(folder)
-        if r["method"] == "ariadne" and r["p"] is None and not r["result"].get("control")
+        r for r in _audits(folder) if r["method"] == "ariadne" and r["p"] is None and not r["result"].get("control")
     ]
     scored: dict[tuple[str, str, str], list[bool]] = collections.defaultdict(list)
     outcomes: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)

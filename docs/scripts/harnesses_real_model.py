@@ -129,10 +129,49 @@ def supervisor_whole(chat: Any, store: InMemoryTraceStore) -> Any:
     return record(graph, store, synchronous=True)
 
 
+PLAN = (
+    " Before each tool call write one short sentence saying what you will do, then the call, like this:\n"
+    "I will look up the price of the pear.\n<tool_call>\n"
+    '{"name": "<the tool>", "arguments": {"<argument>": "<value>"}}\n</tool_call>'
+)
+"""What the sub-agent pattern's system prompts ask for (issue 39, item 8): a plan before each call."""
+
+
+def subagent_tool(chat: Any, store: InMemoryTraceStore) -> Any:
+    """LangChain's recommended pattern: a ``researcher`` agent that a ``@tool`` invokes, called by the main agent;
+    recorded by one line on the main agent, ``record(main, store)`` (nothing on the researcher)."""
+    from ariadne_lc import record
+
+    researcher = create_agent(
+        chat,
+        [price, stock],
+        name="researcher",
+        system_prompt="You look up prices and stock of fruit with your tools and report what you found." + PLAN,
+        middleware=[AnswerTurnMiddleware()],
+    )
+
+    @tool
+    def ask_researcher(question: str) -> str:
+        """Ask the researcher, who looks up prices and stock of fruit, a question; returns its answer."""
+        return str(researcher.invoke({"messages": [("user", question)]})["messages"][-1].text)
+
+    main = create_agent(
+        chat,
+        [ask_researcher],
+        name="assistant",
+        system_prompt="You are a shopping assistant. Ask the researcher with the ask_researcher tool, then answer."
+        + PLAN,
+        checkpointer=InMemorySaver(),
+        middleware=[AnswerTurnMiddleware()],
+    )
+    return record(main, store, synchronous=True)
+
+
 HARNESSES: dict[str, Callable[[Any, InMemoryTraceStore], Any]] = {
     "deep_agent": deep_agent,
     "supervisor": supervisor,
     "supervisor_whole": supervisor_whole,
+    "subagent_tool": subagent_tool,
 }
 
 
@@ -144,9 +183,7 @@ def _drop_unfinished(out: Path, done: set[str]) -> None:
             _write_jsonl(out / name, kept, append=False)
 
 
-def _run(
-    name: str, chat: Any, limit: int | None
-) -> tuple[list[dict[str, Any]], list[Trace], list[AuditResult], float]:
+def _run(name: str, chat: Any, limit: int | None) -> tuple[list[dict[str, Any]], list[Trace], list[AuditResult], float]:
     store = InMemoryTraceStore()
     graph = HARNESSES[name](chat, store)
     runs = []
@@ -195,8 +232,9 @@ def _summarise(out: Path, label: str) -> None:
     lines = [
         f"# Deep agents and supervisors on a real model: {label}",
         "",
-        "Every agent recorded with `AriadneMiddleware` and given `AnswerTurnMiddleware` (the supervisor's own agent "
-        "takes no middleware), "
+        "Every agent recorded with `AriadneMiddleware` (`supervisor_whole` and `subagent_tool`: one `record(graph, "
+        "store)` on the top graph instead) and given `AnswerTurnMiddleware` (the supervisor's own agent takes no "
+        "middleware), "
         f"plain system prompts, temperature 0, `max_tokens` {MAX_TOKENS}, `recursion_limit` {RECURSION_LIMIT}; "
         "audited with `Auditor(graph).audit_batch(traces)`, every default. Written by "
         "`docs/scripts/harnesses_real_model.py`.",
@@ -241,9 +279,7 @@ def _summarise(out: Path, label: str) -> None:
                 wil = f"[{ci[0]:.1%}, {ci[1]:.1%}]" if ci else "-"
                 na = sum(r.status == "not_applicable" for r in on)
                 fails = Counter(r.error_type for r in on if r.status == "failed")
-                lines.append(
-                    f"| {link} | {agent} | {len(scored)} | {k} | {rate} | {wil} | {na} | {dict(fails) or 0} |"
-                )
+                lines.append(f"| {link} | {agent} | {len(scored)} | {k} | {rate} | {wil} | {na} | {dict(fails) or 0} |")
                 per[f"{link} {agent}"] = {"scored": len(scored), "violations": k, "wilson95": ci, "failed": fails}
         rows_t = _read_jsonl(out / "traces.jsonl.gz")
         traces = [Trace.model_validate(r["trace"]) for r in rows_t if r["harness"] == name]

@@ -241,9 +241,14 @@ def test_a_step_of_an_agent_called_by_a_tool_is_refused_with_the_case(saver: Any
         return AIMessage(content=f"The expert says: {messages[-1].text}")
 
     graph = create_agent(ScriptedChatModel(script=script), [ask_expert], checkpointer=saver)
-    trace = _record(graph, "astool")
-    # the inner agent runs inside a tool call, whose callbacks the recorder does not follow: no inner steps
+    store = InMemoryTraceStore()
+    graph.invoke({"messages": [("user", QUESTION)]}, {"configurable": {"thread_id": "astool"},
+                                                      "callbacks": [AriadneCallbackHandler(store=store)]})  # fmt: skip
+    # the inner agent, run inside a tool call, is its own trace linked to the call: none of its steps in the caller's
+    [trace] = [t for t in store.list_traces() if t.parent is None]
+    [expert] = [t for t in store.list_traces() if t.parent is not None]
     assert [s.checkpoint.task_path.split(":")[0] for s in trace.steps] == ["model", "model"]
+    assert expert.agent_name == "inner" and trace.steps[0].tool_calls[0].agents == (expert.trace_id,)
     outer = Replayer(graph).replay(trace, 0, "I will ask the expert, who knows.")
     assert outer.answer == "The expert says: Following my plan to multiply (6 * 7), the total is 42."
     assert outer.tools_recorded == 1 and outer.model_calls == 1  # the inner agent did not run again
