@@ -16,7 +16,11 @@ It fails closed:
 - when fewer than ``--min-coverage`` (0.5 by default) of the units audited got a verdict, the rates speak for too
   little of the agent: exit 1 (units the budget left out are not counted against it: they were never audited);
 - a calibration that carries no information (FA + M >= 1, or a type it did not measure) gives no corrected rate:
-  ``no information``, exit 1.
+  ``no information``, exit 1;
+- in a report of several agents (a caller and its sub-agents, a supervisor and its workers) it reads every agent x
+  link as well, raw: an agent above the threshold on a link fails the gate, named, whatever the pooled rate says; an
+  agent with audits that failed, or sub-agent runs the audited runs started that were not audited, fail it closed
+  (the line says which agent and why).
 
 Rates are fractions in [0, 1]: ``--fail-above 20`` is a one-line usage error that suggests ``0.2``.
 """
@@ -33,6 +37,7 @@ from ariadne_lc.cli._common import EXIT_GATE, console
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.links import ordered
 from ariadne_lc.records import AuditReport
+from ariadne_lc.stats import weighted_rate
 
 __all__ = [
     "DEFAULT_MIN_COVERAGE",
@@ -117,13 +122,58 @@ def gate_decision(
             f"{line}: failed on coverage: {cov.with_verdict} of {audited} audited units ({share:.0%}) got a verdict, "
             f"under --min-coverage {min_coverage:.0%} (why: {', '.join(f'{k} {n}' for k, n in cov.no_verdict.items())})"
         )
+    agents = _per_agent(report, checked)
+    if agents.unaudited:
+        return False, f"{line}: failed closed: {'; '.join(agents.unaudited)}"
     above = [link for link, (rate, _) in rates.items() if rate is not None and rate > fail_above]
+    above += [f"{name} on {link}" for (name, link), rate in agents.rates.items() if rate[0] > fail_above]
+    said += [f"agents: {agents.said}"] if agents.said else []
     suffix = "" if calibrated else " (no calibration applied)"
     if cov is not None and cov.unchecked:  # verdicts allowed without the replay invariant's check: said, every time
         suffix += f" ({cov.unchecked} verdicts from unchecked replays, allowed by --allow-unchecked)"
     if above:
         return False, f"{line}: failed on {', '.join(above)}, above {fail_above:.1%}: {'; '.join(said)}{suffix}"
     return True, f"{line}: passed: {'; '.join(said)}{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Agents:
+    """What the gate reads per agent in a report of several: each agent x link's raw rate, and why one could not be
+    audited."""
+
+    rates: dict[tuple[str, str], tuple[float, int, int]]
+    """(agent, link) -> (weighted raw violation rate, violations, scored)."""
+    unaudited: list[str]
+    """Why the gate fails closed: an agent whose every audit failed, sub-agent runs not audited."""
+
+    @property
+    def said(self) -> str:
+        return ", ".join(f"{name} {link} {rate:.1%} ({k}/{n})" for (name, link), (rate, k, n) in self.rates.items())
+
+
+def _per_agent(report: AuditReport, links: Sequence[str]) -> _Agents:
+    """Each agent x link of ``report`` (none when it holds one agent)."""
+    mine = [r for r in report.results if not r.run_failed and not r.nothing_to_audit]
+    names = sorted({r.agent_name or "agent" for r in mine})
+    cov = report.coverage
+    unaudited = [] if cov is None or not cov.runs_not_audited else [
+        f"{cov.runs_not_audited} sub-agent run(s) the audited runs started were not audited (audit their traces too)"
+    ]  # fmt: skip
+    if len(names) < 2:
+        return _Agents({}, unaudited)
+    rates: dict[tuple[str, str], tuple[float, int, int]] = {}
+    for name in names:
+        results = [r for r in mine if (r.agent_name or "agent") == name and not r.control]
+        failed = Counter(r.error_type or "error" for r in results if r.status == "failed")
+        if failed:  # a unit of this agent could not be audited: its rates do not speak for it
+            why = ", ".join(f"{error} {n}" for error, n in failed.most_common())
+            unaudited.append(f"agent {name}: {sum(failed.values())} of {len(results)} audits failed ({why})")
+        for link in links:
+            scored = [r for r in results if r.link == link and r.status == "scored"]
+            found = weighted_rate([r.violation for r in scored], [r.inclusion for r in scored], report.confidence)
+            if found is not None:
+                rates[(name, link)] = (found[0], sum(r.violation for r in scored), len(scored))
+    return _Agents(rates, unaudited)
 
 
 def gate(

@@ -99,3 +99,34 @@ def test_an_audit_where_every_audit_failed_says_so() -> None:
     assert said is not None and said.startswith("every audit failed (NotReplayableError 3): nothing was measured")
     assert "persistent" in said and nothing_measured(build_report(_linked("thought->answer", 1))) is None
     assert Gate().exit_code(build_report(failed, n_resamples=100)) == 1  # without --fail-above too
+
+
+def _two_agents(follows: str) -> AuditReport:
+    """A caller and its sub-agent (LangChain's pattern, recorded by one line on the caller), audited; the caller
+    follows its plans (``thought``) or not (``question``)."""
+    from ariadne_lc import Auditor
+    from tests.subagent_plain import ask_researcher, main_model, run
+
+    model = main_model("ask_researcher", "researcher", follows=follows)  # type: ignore[arg-type]
+    graph, store = run(model, ask_researcher, "record", ["What is the price of the plum?"])
+    return Auditor(graph).audit_batch(store.list_traces())
+
+
+def test_in_a_system_of_agents_the_gate_names_the_unfaithful_agent() -> None:
+    passed, line = gate_decision(_two_agents("thought"), 0.5)
+    assert passed and "agents: main thought->action 0.0% (0/1)" in line and "researcher thought->action" in line
+    passed, line = gate_decision(_two_agents("question"), 0.5)
+    assert not passed and "main on thought->action" in line and "researcher on" not in line, line
+
+
+def test_an_agent_whose_audits_failed_fails_the_gate_closed() -> None:
+    """Was: every sub-agent audit failed, and the gate passed on the caller's rates (exit 0)."""
+    from ariadne_lc import Auditor
+    from tests.test_coverage import _hidden_sub_agent
+
+    graph, store = _hidden_sub_agent()
+    passed, line = gate_decision(Auditor(graph).audit_batch(store.list_traces()), 0.5, min_coverage=0.0)
+    assert not passed and "failed closed: agent researcher:" in line and "SubgraphNotReplayableError" in line, line
+    [top] = [t for t in store.list_traces() if t.parent is None]
+    passed, line = gate_decision(Auditor(graph).audit_batch([top]), 0.5, min_coverage=0.0)
+    assert not passed and "1 sub-agent run(s) the audited runs started were not audited" in line, line
