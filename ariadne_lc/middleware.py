@@ -52,7 +52,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final
+from typing import Any
 from uuid import UUID
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
@@ -66,7 +66,15 @@ from langgraph.types import Command
 from ariadne_lc._messages import messages_in, response_messages, turn_input
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.recorder._audit_calls import replayed, replaying, request_input
-from ariadne_lc.recorder._nested import AGENT_NAME_KEY, CALLER, RECORDER, Caller, root_metadata, self_recording
+from ariadne_lc.recorder._nested import (
+    AGENT_NAME_KEY,
+    CALLER,
+    DEFAULT_GRAPH_NAME,
+    RECORDER,
+    Caller,
+    root_metadata,
+    self_recording,
+)
 from ariadne_lc.semconv import (
     ARIADNE_PARENT_AGENT,
     ARIADNE_PARENT_CALL_ID,
@@ -78,8 +86,6 @@ __all__ = ["AriadneMiddleware", "RunNotFinishedError"]
 
 logger = logging.getLogger(__name__)
 
-_DEFAULT_GRAPH_NAME: Final = "LangGraph"
-"""The root run's name when create_agent was given no ``name`` (LangGraph's default graph name)."""
 
 _RunKey = tuple[str | None, str]
 """(thread id, namespace of the graph the agent runs in): one open run per agent per thread."""
@@ -290,7 +296,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             run_id=run_id,
             tags=tags,
             metadata=own,
-            name=own.get(AGENT_NAME_KEY) or _DEFAULT_GRAPH_NAME,
+            name=own.get(AGENT_NAME_KEY) or DEFAULT_GRAPH_NAME,
         )
 
     def _finish(self, state: AgentState[Any]) -> None:
@@ -328,7 +334,7 @@ class AriadneMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if node is None:
             return None
         _, root, metadata = node
-        agent = metadata.get(AGENT_NAME_KEY) or _DEFAULT_GRAPH_NAME  # the name its trace gets
+        agent = metadata.get(AGENT_NAME_KEY) or DEFAULT_GRAPH_NAME  # the name its trace gets
         return Caller(str(root), request.tool_call.get("id"), agent, recorder=self.handler)
 
     def _end_tool(self, node: _Node | None, request: ToolCallRequest, result: Any, caller: Caller | None) -> None:

@@ -363,6 +363,10 @@ class AuditReport(BaseModel):
     by_link: dict[str, Aggregate] = Field(default_factory=dict)
     """Per link (:data:`LINKS`): each link's contradictions; controls per link in ``controls_by_link``."""
     controls_by_link: dict[str, dict[str, Aggregate]] = Field(default_factory=dict)
+    by_agent: dict[str, dict[str, Aggregate]] = Field(default_factory=dict)
+    """In a report of several agents (a caller and its sub-agents, a supervisor and its workers): per agent, per link,
+    that agent's contradictions (empty for one agent): a rate pooled over agents hides which one ignores its
+    reasoning."""
     """Per link, per control kind."""
     coverage: Coverage | None = None
     """How many audited steps got a verdict, on any link and per link (``None`` in reports built before links)."""

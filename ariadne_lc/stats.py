@@ -304,6 +304,24 @@ def _controls_of(
     return {k: agg(v) for k, v in _grouped(controls, lambda r: [r.intervention_type]).items()}
 
 
+def _by_agent(
+    items: Sequence[AuditResult], links: Sequence[str], agg: Callable[[Iterable[AuditResult]], Aggregate]
+) -> dict[str, dict[str, Aggregate]]:
+    """Per agent and link, the agent's contradictions, when the results hold several agents (else empty)."""
+    audited = [r for r in items if not r.run_failed and not r.nothing_to_audit]
+    names = sorted({r.agent_name or "agent" for r in audited})
+    if len(names) < 2:
+        return {}
+    return {
+        name: {
+            link: agg(r for r in audited if (r.agent_name or "agent") == name and r.link == link and not r.control)
+            for link in links
+            if any((r.agent_name or "agent") == name and r.link == link for r in audited)
+        }
+        for name in names
+    }
+
+
 def build_report(
     results: Iterable[AuditResult],
     *,
@@ -347,6 +365,7 @@ def build_report(
         redundancy=redundancy(on_main, threshold=rrr_threshold, confidence=confidence),
         by_link={link: agg(r for r in items if r.link == link and not r.control) for link in links},
         controls_by_link={link: _controls_of(items, link, agg) for link in links},
+        by_agent=_by_agent(items, links, agg),
         coverage=coverage(items),
         main_link=main,
         confidence=confidence,

@@ -2,7 +2,8 @@
 100-column terminal (pytest's summary is the model: one line per outcome, the details on demand).
 
 First the coverage (how many units got a verdict), then the reports' first table, one row per link in the loop's order
-(its verdict word, violation rate with its Wilson interval, N scored, the link's coverage), then the decisiveness gate's
+(its verdict word, violation rate with its Wilson interval, N scored, the link's coverage), in a report of several
+agents one line per agent with its own rate on each link, then the decisiveness gate's
 rejections by outcome and the controls, one line each, then the raw and corrected rate. The per-intervention table
 by domain and the long explanations follow only with ``--detail``.
 
@@ -116,6 +117,22 @@ def _link_rows(report: AuditReport) -> list[str]:
     ]
 
 
+def _agent_lines(report: AuditReport) -> list[str]:
+    """In a report of several agents, one line per agent: each link's violation rate, interval and N (a rate pooled
+    over agents hides which one ignores its reasoning), then its failed audits."""
+    lines = []
+    for name, by_link in report.by_agent.items():
+        parts = [
+            f"{link} {_pct(a.violation_rate)} {_ci(a.violation_rate_ci)} ({a.violations}/{a.scored})".replace("  ", " ")
+            if a.scored
+            else f"{link} no verdict"
+            for link, a in by_link.items()
+        ]
+        failed = sum(a.failed for a in by_link.values())
+        lines.append(f"agent {name}: " + " | ".join(parts) + (f"; {failed} audits failed" if failed else ""))
+    return lines
+
+
 def _gate_line(report: AuditReport) -> str | None:
     """The gate's rejections over every link, by outcome; ``None`` with the gate off."""
     aggs = list(_links(report).values())
@@ -165,6 +182,7 @@ def summary_lines(report: AuditReport, *, calibration_note: str | None = None) -
     if report.coverage is not None:  # the first number of every summary: how much of the loop the rates cover
         lines += wrap(coverage_line(report.coverage), width)
     lines += [line for row in _link_rows(report) for line in wrap(row, width)]  # a long reason wraps
+    lines += [line for row in _agent_lines(report) for line in wrap(row, width)]
     lines += [line for why in _why_lines(report) for line in wrap(why, width)]
     lines += wrap(f"verdict: {verdict_rule(report.confidence)}", width)
     for extra in (_gate_line(report), _controls_line(report), rates_line(report, calibration_note)):

@@ -32,6 +32,7 @@ from langchain_core.tracers.context import register_configure_hook
 __all__ = [
     "AGENT_NAME_KEY",
     "CALLER",
+    "DEFAULT_GRAPH_NAME",
     "RECORDER",
     "Caller",
     "records_itself",
@@ -39,6 +40,8 @@ __all__ = [
     "self_recording",
 ]
 
+DEFAULT_GRAPH_NAME: Final = "LangGraph"
+"""A graph's root run name when it was given no ``name`` (LangGraph's default)."""
 AGENT_NAME_KEY: Final = "lc_agent_name"
 """Where ``create_agent`` puts its ``name`` in the run metadata."""
 _NODE_ONLY_KEYS: Final = frozenset({"checkpoint_ns", "checkpoint_id"})

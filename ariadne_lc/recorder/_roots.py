@@ -26,7 +26,7 @@ from ariadne_lc.export.capture import current_agent_span_context
 from ariadne_lc.recorder._background import Builder
 from ariadne_lc.recorder._build import build_trace
 from ariadne_lc.recorder._deliver import TraceDelivery, logger
-from ariadne_lc.recorder._nested import AGENT_NAME_KEY, Caller, root_metadata
+from ariadne_lc.recorder._nested import AGENT_NAME_KEY, DEFAULT_GRAPH_NAME, Caller, root_metadata
 from ariadne_lc.recorder._run import FinishedRun, _Run, new_interrupts, record_answers
 from ariadne_lc.semconv import (
     ARIADNE_PARENT_AGENT,
@@ -159,7 +159,11 @@ class RootRuns(TraceDelivery):
             trace_id=str(run_id),
             thread_id=None if thread is None else str(thread),
             inputs=inputs,
-            agent_name=metadata.get(GEN_AI_AGENT_NAME) or metadata.get(AGENT_NAME_KEY) or name,
+            # its graph's own name first: metadata it inherits from a config the tool passed on is the caller's
+            agent_name=(name if name and name != DEFAULT_GRAPH_NAME else None)
+            or metadata.get(GEN_AI_AGENT_NAME)
+            or metadata.get(AGENT_NAME_KEY)
+            or name,
             tags=tuple(tags) if tags else (),
             metadata=own,
             span=self._span(self._span_at_start, run_id),

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore, record
@@ -209,3 +210,48 @@ def test_a_tool_that_runs_no_agent_adds_no_run() -> None:
     graph.invoke({"messages": [("user", "Shout hello.")]}, {"configurable": {"thread_id": "s"}})
     assert len(store.list_traces()) == 1 and handler.stats.errors == 0 and handler.stats.recorded == 1
     assert not handler._tool_calls and not handler._runs  # nothing left behind
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_sub_agents_invoked_as_users_write_it_are_recorded_under_their_own_name(how: Recording) -> None:
+    """Async tools awaiting ``ainvoke``, a streamed sub-agent, and a tool that passes its ``config`` on (which carries
+    the caller's metadata, its agent name included): each sub-agent run is the researcher's, linked."""
+    import asyncio
+
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from tests.harness_agents import _worker_model
+    from tests.subagent_plain import main_model
+
+    sub = create_agent(_worker_model("thought", "observation"), [price], name="researcher")
+
+    @tool
+    async def ask_async(question: str) -> str:
+        """Ask the researcher, who looks prices up, a question about the price of an item."""
+        return str((await sub.ainvoke({"messages": [("user", question)]}))["messages"][-1].text)
+
+    @tool
+    def ask_streamed(question: str) -> str:
+        """Ask the researcher, who looks prices up, a question about the price of an item."""
+        *_, last = sub.stream({"messages": [("user", question)]}, stream_mode="values")
+        return str(last["messages"][-1].text)
+
+    @tool
+    def ask_with_config(question: str, config: RunnableConfig) -> str:
+        """Ask the researcher, who looks prices up, a question about the price of an item."""
+        return str(sub.invoke({"messages": [("user", question)]}, config)["messages"][-1].text)
+
+    for asker in (ask_async, ask_streamed, ask_with_config):
+        store = InMemoryTraceStore()
+        middleware = [AriadneMiddleware(store)] if how == "middleware" else []
+        graph = create_agent(main_model(asker.name, "researcher"), [asker], checkpointer=InMemorySaver(), name="main",
+                             middleware=middleware)  # fmt: skip
+        running = record(graph, store) if how == "record" else graph
+        asked = {"messages": [("user", "What is the price of the fig?")]}
+        asyncio.run(running.ainvoke(asked, {"configurable": {"thread_id": "u"}}))
+        agents = _by_agent(store)
+        assert sorted(agents) == ["main", "researcher"], (asker.name, agents)
+        _linked(agents["researcher"][0], agents["main"])
+        cover = coverage(asyncio.run(Auditor(graph).aaudit_batch(store.list_traces())).results)
+        assert cover.with_verdict == cover.units == 4, (asker.name, coverage_line(cover))
