@@ -6,16 +6,18 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from ariadne_lc.audit import Auditor, StepSelector
 from ariadne_lc.cli._common import console
 from ariadne_lc.cli._pipeline import load_queries
-from ariadne_lc.errors import TraceError
+from ariadne_lc.errors import SubgraphNotReplayableError, TraceError
+from ariadne_lc.replay._own import own_graph_of
 from ariadne_lc.store import SQLiteTraceStore
 from ariadne_lc.trace import Trace
 
-__all__ = ["dry_run_audit", "plan_costs"]
+__all__ = ["cannot_run", "dry_run_audit", "plan_costs"]
 
 
 def plan_costs(auditor: Auditor, trace: Trace, selector: StepSelector | None, kinds: Sequence[str]) -> tuple[int, int]:
@@ -26,6 +28,16 @@ def plan_costs(auditor: Auditor, trace: Trace, selector: StepSelector | None, ki
     except TraceError:  # a step out of range, or the answer step
         return 0, 0
     return sum(len(s.audits) for _, s in runs), sum(s.units.planned_calls for _, s in runs)
+
+
+def cannot_run(auditor: Auditor, trace: Trace) -> str | None:
+    """Why ``trace``'s audits cannot run as planned, found before any model call (a sub-agent whose own graph the
+    auditor cannot find), else ``None``."""
+    try:
+        own_graph_of(auditor.replayer, trace)
+    except SubgraphNotReplayableError as exc:
+        return str(exc)
+    return None
 
 
 def dry_run_audit(
@@ -60,6 +72,12 @@ def dry_run_audit(
         f"dry run ({budget}): {n} traces -> {audits} audits, at most {calls} model calls{ratio}; a gate that refuses "
         "an edit saves its replay"
     )
+    refused = [(t, why) for t in recorded if (why := cannot_run(auditor, t)) is not None]
+    for t, why in refused[:3]:
+        console.print(f"[yellow]warning: the audits of trace {t.trace_id} ({t.agent_name or 'agent'}) cannot run: "
+                      f"{escape(why)}[/yellow]", highlight=False, soft_wrap=True)  # fmt: skip
+    if len(refused) > 3:
+        console.print(f"[yellow]warning: {len(refused) - 3} more traces cannot be audited as planned[/yellow]")
     if not rows:
         return
     table = Table("model calls per run", "runs", "audits per run", f"calls per run ({budget})", "every unit")

@@ -284,6 +284,7 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
             if run is not None:
                 caller = Caller(run.trace_id, call_id, run.agent_name, recorder=self, tool_run=run_id.int)
                 self._tool_calls[run_id.int] = (CALLER.set(caller), caller, run)
+                run.children.append(run_id.int)  # forgotten with its run if it never ends
                 return
             wrapped = CALLER.get()  # a call AriadneMiddleware wraps (its handler reaches this one through RECORDER)
             if (

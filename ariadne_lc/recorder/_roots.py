@@ -42,13 +42,13 @@ __all__ = ["RootRuns", "RunSampler", "SpanContextGetter", "span_at_end"]
 SpanContextGetter = Callable[[UUID], SpanRef | None]
 """Returns the agent's span context for a root run id, or ``None``."""
 
-
-def _no_fingerprint() -> GraphFingerprint | None:
-    return None
-
-
 RunSampler = Callable[[str, str | None, tuple[str, ...], Mapping[str, Any]], bool]
 """Decides at a root run's start whether to record it, from (trace id, agent name, tags, metadata)."""
+
+
+def _no_fingerprint() -> GraphFingerprint | None:
+    """A sub-agent's trace carries no fingerprint: its graph is not the one the handler knows."""
+    return None
 
 
 def span_at_end(run_id: UUID) -> SpanRef | None:
@@ -76,6 +76,7 @@ class RootRuns(TraceDelivery):
     _runs: dict[int, _Run]
     _root_of: dict[int, _Run]
     _paused: OrderedDict[str, _Run]
+    _tool_calls: dict[int, tuple[Any, Caller, _Run]]
     _builder: Builder
 
     def _start_root(
@@ -202,6 +203,7 @@ class RootRuns(TraceDelivery):
             if run is not None:  # children that never ended (cancelled, crashed) go with their root
                 for child in run.children:
                     self._root_of.pop(child, None)
+                    self._tool_calls.pop(child, None)  # a tool call that never ended (cancelled) goes too
                 run.children.clear()
                 run.nodes.clear()
         if run is None:
@@ -212,6 +214,7 @@ class RootRuns(TraceDelivery):
         if run.caller is not None and not run.pending and error is None:  # a plain chain inside a tool: no agent ran
             if run.trace_id in run.caller.agents:
                 run.caller.agents.remove(run.trace_id)
+            self.stats.ignored += 1
             return
         asked = (
             new_interrupts(run, outputs, error)
