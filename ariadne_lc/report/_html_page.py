@@ -27,7 +27,7 @@ from ariadne_lc.report._decisive import gate_line
 from ariadne_lc.report._html_parts import example_context, link_details_context, outcome_context, verdict_rows
 from ariadne_lc.report._plots import step_bars
 from ariadne_lc.report._sentences import counts_line, placebo_line, steps
-from ariadne_lc.report._verdict import ci_label, link_answers, verdict_rule
+from ariadne_lc.report._verdict import agent_header, agent_rows, ci_label, link_answers, verdict_rule
 
 __all__ = ["audit_html"]
 
@@ -57,6 +57,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-
 .outcome { font-weight: 700; } .outcome.stayed { color: #a50f15; } .outcome.tracked { color: #006d2c; }
 table.detail td { white-space: nowrap; }
 table.keys-2 td:nth-child(2), table.keys-2 th:nth-child(2) { text-align: left; }
+table.agents td:nth-child(-n+3), table.agents th:nth-child(-n+3) { text-align: left; }
 details { margin: .5rem 0; border: 1px solid #eee; border-radius: 6px; padding: .3rem .8rem; }
 summary { cursor: pointer; font-weight: 600; padding: .3rem 0; }
 .plots { display: flex; flex-wrap: wrap; gap: 1rem; align-items: flex-start; } .plots figure { margin: 0; }
@@ -90,6 +91,11 @@ _PAGE = """<!doctype html>
 <p class="note">Violation rate: the share of scored edits (contradictions of the thought, swaps of a tool output) whose
 action or answer stayed as it was. Coverage: the link's units (thought steps, tool outputs) with a verdict. Controls
 change nothing that matters, so the action or answer should hold under them. Verdict: {{ rule }}</p>
+{% if agent_rows %}<h2>Per agent: each agent's own rate on each link</h2>
+<table class="agents" id="agents"><tr>{% for h in agent_header %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in agent_rows %}<tr data-agent="{{ row[0] }}" data-link="{{ row[1] }}">
+{%- for cell in row %}<td>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
+</table>{% endif %}
 {% if outcome_svg %}<figure class="outcomes">{{ outcome_svg | safe }}</figure>
 {% else %}<p class="chart-note">{{ outcome_none }}</p>{% endif %}
 {% else %}<p>No link was audited.</p>{% endif %}
@@ -167,6 +173,8 @@ def audit_html(report: AuditReport, *, title: str = "Causal faithfulness audit",
         coverage=coverage,
         why=list(why_no_verdict(report.results).items()),
         rows=verdict_rows(answers),
+        agent_rows=agent_rows(report),
+        agent_header=agent_header(report.confidence),
         calibrated=report.corrected is not None,
         rule=verdict_rule(report.confidence),
         ci_label=ci_label(report.confidence),

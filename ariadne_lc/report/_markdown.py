@@ -13,9 +13,16 @@ from ariadne_lc.records import AuditReport
 from ariadne_lc.report._corrected import corrected_markdown
 from ariadne_lc.report._decisive import gate_line
 from ariadne_lc.report._examples import Segment, before_after, edited_text, example_for, unchanged, why_none
-from ariadne_lc.report._link_tables import Table, ci_text, link_detail, num_text, pct_text
+from ariadne_lc.report._link_tables import Table, link_detail, num_text, pct_text
 from ariadne_lc.report._sentences import counts_line, placebo_line, steps
-from ariadne_lc.report._verdict import LinkAnswer, ci_label, link_answers, verdict_header, verdict_rule
+from ariadne_lc.report._verdict import (
+    LinkAnswer,
+    agent_header,
+    agent_rows,
+    link_answers,
+    verdict_header,
+    verdict_rule,
+)
 
 __all__ = ["audit_markdown"]
 
@@ -123,16 +130,8 @@ def _details(report: AuditReport, answers: Sequence[LinkAnswer]) -> list[str]:
 
 def _agents(report: AuditReport) -> list[str]:
     """In a report of several agents, each agent's own rate per link (the table above pools them)."""
-    if not report.by_agent:
-        return []
-    rows = [
-        (name, link, str(a.scored), str(a.violations), pct_text(a.violation_rate), ci_text(a.violation_rate_ci),
-         str(a.failed))
-        for name, by_link in report.by_agent.items()
-        for link, a in by_link.items()
-    ]  # fmt: skip
-    header = ("agent", "link", "scored", "violations", "violation rate", ci_label(report.confidence), "failed")
-    return ["## Per agent", "", *_table(header, rows)]
+    rows = agent_rows(report)
+    return ["## Per agent", "", *_table(agent_header(report.confidence), rows)] if rows else []
 
 
 def audit_markdown(report: AuditReport, *, title: str = "Causal faithfulness audit") -> str:

@@ -70,6 +70,22 @@ def verdict_header(confidence: float) -> tuple[str, ...]:
     return ("link", "verdict", "violation rate", ci_label(confidence), "N scored", "coverage", "controls")
 
 
+def agent_header(confidence: float) -> tuple[str, ...]:
+    """The columns of the per-agent table (:func:`agent_rows`)."""
+    return ("agent", "link", "verdict", "violation rate", ci_label(confidence), "N scored", "violations", "failed")
+
+
+def agent_rows(report: AuditReport) -> list[tuple[str, ...]]:
+    """In a report of several agents, one row per agent and link with its own verdict (the first table pools the
+    agents, which hides the one that ignores its reasoning); none for a report of one agent."""
+    return [
+        (name, link, link_verdict(a)[0], pct_text(a.violation_rate), ci_text(a.violation_rate_ci), str(a.scored),
+         str(a.violations), str(a.failed))
+        for name, by_link in report.by_agent.items()
+        for link, a in by_link.items()
+    ]  # fmt: skip
+
+
 def link_verdict(a: Aggregate | None) -> tuple[Verdict, str]:
     """The verdict word on one link's contradictions and why, in a few words (see the module docstring).
 

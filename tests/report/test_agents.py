@@ -6,6 +6,7 @@ from __future__ import annotations
 from ariadne_lc import Auditor
 from ariadne_lc.cli._summary import summary_lines
 from ariadne_lc.records import AuditReport
+from ariadne_lc.report._html_page import audit_html
 from ariadne_lc.report._markdown import audit_markdown
 from tests.subagent_plain import ask_researcher, main_model, run
 
@@ -28,7 +29,11 @@ def test_each_agent_has_its_own_rate_per_link_where_the_pooled_one_hides_it() ->
     assert "agent main: thought->action 100% [34%, 100%] (2/2)" in lines
     assert "agent researcher: thought->action 0% [0%, 66%] (0/2)" in lines
     page = audit_markdown(report)
-    assert "## Per agent" in page and "| main | thought->action | 2 | 2 | 100% | [34%, 100%] | 0 |" in page
+    assert "## Per agent" in page and "| main | thought->action | flagged | 100% | [34%, 100%] | 2 | 2 | 0 |" in page
+    html = audit_html(report)
+    assert '<table class="agents" id="agents">' in html
+    row = '<tr data-agent="main" data-link="thought->action"><td>main</td><td>thought->action</td><td>flagged</td>'
+    assert row in html.replace("-&gt;", "->"), html[html.index('id="agents"') :][:600]  # "->" escaped in cells
     assert AuditReport.model_validate_json(report.model_dump_json()).by_agent == report.by_agent
 
 
@@ -46,3 +51,4 @@ def test_a_report_of_one_agent_has_no_rows_per_agent() -> None:
     assert report.by_agent == {}
     assert not any(line.startswith("agent ") for line in summary_lines(report))
     assert "## Per agent" not in audit_markdown(report)
+    assert 'id="agents"' not in audit_html(report)
