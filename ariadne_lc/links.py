@@ -135,16 +135,31 @@ _lock = threading.Lock()
 _registry: dict[str, LinkSpec] = {spec.name: spec for spec in (THOUGHT_ACTION, OBSERVATION, THOUGHT_ANSWER)}
 
 
+def _contradiction(spec: LinkSpec) -> str | None:
+    """How ``spec`` contradicts itself, if it does: a unit its strategy cannot intervene on, a verdict its strategy
+    cannot produce (a re-run's calls, a replay's answer), a step re-run that does not say it needs one, or options
+    that only thought units have."""
+    if (spec.unit == "output") != (spec.strategy == "replay_output"):
+        return f"a {spec.unit} unit cannot be audited by {spec.strategy}"
+    judged: Judged = "calls" if spec.strategy == "rerun_step" else "answer"
+    if spec.judged != judged:
+        return f"{spec.strategy} produces {judged!r} to judge, not {spec.judged!r}"
+    if spec.needs_rerun != (spec.strategy == "rerun_step"):
+        return f"needs_rerun must be {spec.strategy == 'rerun_step'} for {spec.strategy}"
+    if spec.unit == "output" and (spec.decisive_order or spec.multi_step):
+        return "decisive_order and multi_step are for thought units (an output is swapped, not contradicted)"
+    return None
+
+
 def register(spec: LinkSpec) -> LinkSpec:
     """Add ``spec`` after the links already registered (the order of the loop, in every report).
 
     Raises:
         ConfigurationError: A link of that name is registered already, or the spec contradicts itself.
     """
-    if (spec.unit == "output" and spec.strategy != "replay_output") or (
-        spec.unit == "thought" and spec.strategy == ("replay_output")
-    ):
-        raise ConfigurationError(f"link {spec.name!r}: a {spec.unit} unit cannot be audited by {spec.strategy}")
+    why = _contradiction(spec)
+    if why is not None:
+        raise ConfigurationError(f"link {spec.name!r}: {why}")
     with _lock:
         if spec.name in _registry:
             raise ConfigurationError(f"link {spec.name!r} is registered already; unregister() it first")

@@ -7,6 +7,8 @@ written-back scores.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -112,6 +114,17 @@ def test_registration_refuses_what_cannot_be_audited() -> None:
     )  # fmt: skip
     with pytest.raises(ConfigurationError, match="cannot be audited by replay_thought"):
         links.register(wrong)
+    thought = dataclasses.replace(links.THOUGHT_ANSWER, name="y")
+    for bad, said in (
+        (dataclasses.replace(thought, judged="calls"), "replay_thought produces 'answer' to judge, not 'calls'"),
+        (dataclasses.replace(thought, needs_rerun=True), "needs_rerun must be False for replay_thought"),
+        (dataclasses.replace(links.THOUGHT_ACTION, name="y", judged="answer"), "produces 'calls' to judge"),
+        (dataclasses.replace(links.THOUGHT_ACTION, name="y", needs_rerun=False), "needs_rerun must be True"),
+        (dataclasses.replace(links.OBSERVATION, name="y", multi_step=True), "are for thought units"),
+    ):
+        with pytest.raises(ConfigurationError, match=re.escape(said)):
+            links.register(bad)
+        assert "y" not in links.names()
 
 
 def test_the_loops_links_are_declared_as_the_engine_audits_them() -> None:
