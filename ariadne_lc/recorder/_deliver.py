@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ariadne_lc._fingerprint import graph_fingerprint
+from ariadne_lc.errors import TraceNotFoundError
 from ariadne_lc.recorder._run import FinishedRun, RecorderStats
 from ariadne_lc.store import TraceStore
 from ariadne_lc.store._pending import DEFAULT_READ_WAIT, Pending
@@ -92,6 +93,19 @@ class TraceDelivery:
                 return head
             time.sleep(min(_RESUME_POLL, left))
 
+    def _relink(self, turn: Trace, resumed_id: str) -> None:
+        """Point the sub-agent runs of a resumed turn, stored before it under the resumed run's id, at the turn it
+        was joined into (builder thread)."""
+        assert self.store is not None
+        for child_id in {a for s in turn.steps for c in s.tool_calls for a in c.agents}:
+            try:
+                child = self.store.get(child_id)
+            except TraceNotFoundError:  # not stored (dropped, or recorded elsewhere)
+                continue
+            if child.parent is not None and child.parent.trace_id == resumed_id:
+                parent = child.parent.model_copy(update={"trace_id": turn.trace_id})
+                self.store.put(child.model_copy(update={"parent": parent}))
+
     def _deliver(self, finished: FinishedRun) -> None:
         try:
             self._store_trace(finished)
@@ -121,6 +135,8 @@ class TraceDelivery:
         if self.store is not None:
             try:
                 self.store.put(trace)
+                if head is not None and trace.trace_id != finished.trace_id:
+                    self._relink(trace, finished.trace_id)
             except Exception:
                 self._fail("store.put")
         if self.on_trace is not None:

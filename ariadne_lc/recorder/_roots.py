@@ -225,6 +225,14 @@ class RootRuns(TraceDelivery):
         if not run.pending and not run.asked and error is None and not paused:
             self.stats.ignored += 1
             return
+        if paused and run.caller is not None:
+            # a sub-agent that stopped at an interrupt stops its caller's turn too, on the same thread: only the
+            # caller's half is kept, so that the resume joins the caller's turn (the sub-agent's run after the resume
+            # is recorded then, as its own run)
+            if run.trace_id in run.caller.agents:
+                run.caller.agents.remove(run.trace_id)
+            self.stats.ignored += 1
+            return
         if run.span is None:
             run.span = self._span(self._span_at_end, run_id)  # here: the current context is the agent's
         run.ended = time.time()

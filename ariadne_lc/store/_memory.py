@@ -77,7 +77,7 @@ class InMemoryTraceStore(AsyncTraceStoreMixin):
     def get_paused(self, thread_id: str) -> Trace | None:
         await_recorders(self)
         mine = [t for t in self._table.values() if t.thread_id == thread_id]
-        return paused_or_none(mine[-1] if mine else None)
+        return paused_or_none(mine[::-1])
 
 
 class InMemoryResultStore:

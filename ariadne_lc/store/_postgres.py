@@ -16,7 +16,7 @@ from ariadne_lc.records import AuditResult
 from ariadne_lc.store._memory import AsyncTraceStoreMixin
 from ariadne_lc.store._pending import await_recorders
 from ariadne_lc.store._pg import DEFAULT_CONNECT_TIMEOUT, DEFAULT_POOL_SIZE, PgPool
-from ariadne_lc.store._protocol import check_limit, paused_or_none
+from ariadne_lc.store._protocol import TURNS_LOOKED_AT, check_limit, paused_or_none
 from ariadne_lc.trace import Trace
 
 if TYPE_CHECKING:
@@ -107,8 +107,7 @@ class PostgresTraceStore(AsyncTraceStoreMixin):
 
     def get_paused(self, thread_id: str) -> Trace | None:
         await_recorders(self)
-        newest = self._table.select(thread_id, 1)
-        return paused_or_none(newest[0] if newest else None)
+        return paused_or_none(self._table.select(thread_id, TURNS_LOOKED_AT)[::-1])  # newest first
 
     def close(self) -> None:
         """Close the store's own pool."""

@@ -6,12 +6,13 @@ implementation and every backend passes the same conformance tests (``tests/stor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from ariadne_lc.records import AuditResult
 from ariadne_lc.trace import Trace
 
-__all__ = ["ResultStore", "TraceStore", "check_limit", "paused_or_none"]
+__all__ = ["TURNS_LOOKED_AT", "ResultStore", "TraceStore", "check_limit", "paused_or_none"]
 
 
 @runtime_checkable
@@ -34,8 +35,9 @@ class TraceStore(Protocol):
         """Traces in the order they were first stored, optionally of one thread, the newest ``limit``."""
 
     def get_paused(self, thread_id: str) -> Trace | None:
-        """The newest trace of ``thread_id`` if it is paused at an interrupt (``interrupted``, no
-        ``error``), else ``None``: the turn a ``Command(resume=...)`` on that thread continues."""
+        """The newest turn of ``thread_id`` (its newest trace that is no sub-agent's run) if it is paused at an
+        interrupt (``interrupted``, no ``error``), else ``None``: the turn a ``Command(resume=...)`` on that thread
+        continues."""
 
 
 @runtime_checkable
@@ -49,9 +51,16 @@ class ResultStore(Protocol):
         """Results in the order they were first stored, optionally of one trace."""
 
 
-def paused_or_none(newest: Trace | None) -> Trace | None:
-    """``newest`` (a thread's newest trace) if its turn waits at an interrupt, the same way in every backend."""
-    return newest if newest is not None and newest.interrupted and newest.error is None else None
+TURNS_LOOKED_AT = 256
+"""How many of a thread's newest traces :func:`paused_or_none` looks through for its newest turn: the sub-agent runs of
+a resumed turn are stored before the turn's own trace (they end first), on the same thread."""
+
+
+def paused_or_none(newest: Sequence[Trace]) -> Trace | None:
+    """The newest turn among a thread's ``newest`` traces (newest first; a sub-agent's run, ``parent`` set, is no turn
+    of the thread) if it waits at an interrupt, the same way in every backend."""
+    turn = next((t for t in newest if t.parent is None), None)
+    return turn if turn is not None and turn.interrupted and turn.error is None else None
 
 
 def check_limit(limit: int | None) -> None:

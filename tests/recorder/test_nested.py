@@ -255,3 +255,46 @@ def test_sub_agents_invoked_as_users_write_it_are_recorded_under_their_own_name(
         _linked(agents["researcher"][0], agents["main"])
         cover = coverage(asyncio.run(Auditor(graph).aaudit_batch(store.list_traces())).results)
         assert cover.with_verdict == cover.units == 4, (asker.name, coverage_line(cover))
+
+
+def test_a_sub_agent_that_stops_at_an_interrupt_leaves_its_callers_turn_whole() -> None:
+    """Human in the loop inside a sub-agent: the caller's turn pauses with it, on the same thread. The caller's two
+    halves are joined into one trace (the sub-agent's paused half is not kept: its run after the resume is recorded
+    then). Was: the sub-agent's newer trace on the thread hid the paused turn, and the resume was stored alone."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langgraph.types import Command, interrupt
+
+    from tests.subagent_plain import main_model
+
+    @tool
+    def approved_price(item: str) -> str:
+        """Ask a person to approve looking up the price of an item, then give the price, in dollars."""
+        return "3" if interrupt(f"look up the {item}?") == "yes" else "refused"
+
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        found = [m.text for m in messages if isinstance(m, ToolMessage)]
+        if not found:
+            call = {"name": "approved_price", "args": {"item": "apple"}, "id": "ap"}
+            return AIMessage("I should look up the price of the apple with the approved_price tool.", tool_calls=[call])
+        return AIMessage(f"The apple costs {found[-1]} dollars.")
+
+    sub = create_agent(ScriptedChatModel(script=script), [approved_price], name="researcher")
+
+    @tool
+    def ask_researcher(question: str) -> str:
+        """Ask the researcher, who looks prices up, a question about the price of an item."""
+        return str(sub.invoke({"messages": [("user", question)]})["messages"][-1].text)
+
+    store = InMemoryTraceStore()
+    graph = create_agent(main_model("ask_researcher", "researcher"), [ask_researcher], checkpointer=InMemorySaver(),
+                         name="main")  # fmt: skip
+    running, config = record(graph, store), {"configurable": {"thread_id": "hitl"}}
+    assert "__interrupt__" in running.invoke({"messages": [("user", "What is the price of the apple?")]}, config)
+    running.invoke(Command(resume="yes"), config)
+    agents = _by_agent(store)
+    [main] = agents["main"]
+    assert main.error is None and not main.interrupted and len(main.steps) == 2 and main.interrupts
+    assert main.final_answer == "The researcher says: The apple costs 3 dollars."
+    [after] = agents["researcher"]
+    _linked(after, [main])

@@ -219,6 +219,20 @@ def test_get_paused_is_the_newest_trace_of_the_thread_while_it_waits(trace_store
     assert trace_store.get_paused("h") is None
 
 
+def test_a_sub_agents_runs_on_the_thread_are_no_turn_of_it(trace_store: Any) -> None:
+    """A resumed turn's sub-agents end (and are stored) before the turn itself, on the same thread: the paused turn is
+    still the one a resume joins. Was: the sub-agent's newer trace hid it, and the resume was stored alone."""
+    from ariadne_lc.trace import AgentLink
+
+    paused = _waiting(1, "h")
+    trace_store.put(paused)
+    for i in (2, 3):  # two sub-agent runs of the resumed turn, finished
+        trace_store.put(_trace(i, "h").model_copy(update={"parent": AgentLink(trace_id="tr-x", call_id="c")}))
+    assert trace_store.get_paused("h") == paused
+    trace_store.put(_trace(4, "h"))  # the thread's next turn, finished
+    assert trace_store.get_paused("h") is None
+
+
 def test_a_trace_recorded_before_fingerprints_still_reads(trace_store: Any) -> None:
     from ariadne_lc.trace import GraphFingerprint
 
