@@ -258,6 +258,11 @@ class ValueSwapper:
             )
         why = "the answer repeats values of the output, but none has a plausible other value" if keys else ""
         what = "a passage and no other output of this tool" if passage else "no number, yes/no or known word"
+        found = values_of(output)
+        if found and all(held(context.query, v.text) for v in found):  # "6" for "36 eggs into 6 trays"
+            what = (
+                f"its only values ({', '.join(v.text for v in found[:3])}) are ones the question states, never swapped"
+            )
         return ObservationEdit(
             swapped=None,
             method=f"no value to swap: {why or what} (other outputs of the tool in the run or a reference pool, its "

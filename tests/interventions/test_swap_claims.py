@@ -72,3 +72,12 @@ def test_the_last_resort_does_not_depend_on_the_order_of_the_batch() -> None:
         context = SwapContext(query="What does the post say?", tool="retrieve", answer="It says things.", batch=order)
         served.add(ValueSwapper().swap_in_context(output, context).swapped)
     assert len(served) == 1 and served != {None}
+
+
+def test_an_output_whose_only_value_the_question_states_says_so() -> None:
+    """ "36 eggs into 6 trays": the quotient 6 is a value the question states, never swapped; the reason says that,
+    not "no number" (the link calibration on SmolLM2 left 3 such outputs without a verdict)."""
+    context = SwapContext(query="A farmer packs 36 eggs into 6 equal trays. How many eggs are in each tray?",
+                          tool="divide", answer="There are 6 eggs in each tray.")  # fmt: skip
+    edit = ValueSwapper().swap_in_context("6", context)
+    assert edit.swapped is None and "its only values (6) are ones the question states" in edit.method
