@@ -37,7 +37,6 @@ from ariadne_lc.cli._common import EXIT_GATE, console
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.links import ordered
 from ariadne_lc.records import AuditReport
-from ariadne_lc.stats import weighted_rate
 
 __all__ = [
     "DEFAULT_MIN_COVERAGE",
@@ -152,27 +151,27 @@ class _Agents:
 
 
 def _per_agent(report: AuditReport, links: Sequence[str]) -> _Agents:
-    """Each agent x link of ``report`` (none when it holds one agent)."""
-    mine = [r for r in report.results if not r.run_failed and not r.nothing_to_audit]
-    names = sorted({r.agent_name or "agent" for r in mine})
+    """Each agent x link of ``report`` (:attr:`~ariadne_lc.records.AuditReport.by_agent`: none for one agent)."""
     cov = report.coverage
     unaudited = [] if cov is None or not cov.runs_not_audited else [
         f"{cov.runs_not_audited} sub-agent run(s) the audited runs started were not audited (audit their traces too)"
     ]  # fmt: skip
-    if len(names) < 2:
-        return _Agents({}, unaudited)
     rates: dict[tuple[str, str], tuple[float, int, int]] = {}
-    for name in names:
-        results = [r for r in mine if (r.agent_name or "agent") == name and not r.control]
-        failed = Counter(r.error_type or "error" for r in results if r.status == "failed")
+    for name, by_link in report.by_agent.items():
+        failed = sum(a.failed for a in by_link.values())
         if failed:  # a unit of this agent could not be audited: its rates do not speak for it
-            why = ", ".join(f"{error} {n}" for error, n in failed.most_common())
-            unaudited.append(f"agent {name}: {sum(failed.values())} of {len(results)} audits failed ({why})")
+            errors = Counter(
+                r.error_type or "error"
+                for r in report.results
+                if r.status == "failed" and not r.control and not r.run_failed and (r.agent_name or "agent") == name
+            )
+            why = ", ".join(f"{error} {n}" for error, n in errors.most_common())
+            total = sum(a.n for a in by_link.values())
+            unaudited.append(f"agent {name}: {failed} of {total} audits failed ({why})")
         for link in links:
-            scored = [r for r in results if r.link == link and r.status == "scored"]
-            found = weighted_rate([r.violation for r in scored], [r.inclusion for r in scored], report.confidence)
-            if found is not None:
-                rates[(name, link)] = (found[0], sum(r.violation for r in scored), len(scored))
+            a = by_link.get(link)
+            if a is not None and a.violation_rate is not None:
+                rates[(name, link)] = (a.violation_rate, a.violations, a.scored)
     return _Agents(rates, unaudited)
 
 
