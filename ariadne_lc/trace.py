@@ -277,6 +277,11 @@ class Trace(BaseModel):
                 return tag[len(_DOMAIN_TAG) :].strip()
         return None
 
+    @property
+    def agents_started(self) -> tuple[str, ...]:
+        """The trace ids of the agent runs this run's tool calls started (its sub-agents), in order."""
+        return tuple(a for s in self.steps for c in s.tool_calls for a in c.agents)
+
     def step(self, index: int) -> Step:
         """The step with this index (raises :class:`~ariadne_lc.errors.StepNotFoundError`)."""
         from ariadne_lc.errors import StepNotFoundError

@@ -159,6 +159,6 @@ def sample(trace: Trace, planned: Sequence[PlannedAudit], *, budget: float | Non
             run_calls=run_calls,
             budget_calls=allowed,
             planned_calls=plan_cost(trace, kept),
-            agents=tuple(a for s in trace.steps for c in s.tool_calls for a in c.agents),
+            agents=trace.agents_started,
         ),
     )

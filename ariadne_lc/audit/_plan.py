@@ -226,9 +226,8 @@ def units_of(trace: Trace) -> RunUnits:
     output), counted without planning an audit: what coverage counts for a run whose audit failed as a whole."""
     thoughts = sum(1 for s in trace.steps if not s.is_final and s.thought.strip())
     outputs = sum(1 for s in trace.steps if not s.is_final for c in s.tool_calls if _observed(c))
-    started = tuple(a for s in trace.steps for c in s.tool_calls for a in c.agents)
     return RunUnits(thoughts=thoughts, outputs=outputs, by_link={}, run_calls=len(trace.steps), budget_calls=None,
-                    planned_calls=0, agents=started)  # fmt: skip
+                    planned_calls=0, agents=trace.agents_started)  # fmt: skip
 
 
 def _output_steps(trace: Trace, links: Sequence[LinkSpec]) -> list[int]:

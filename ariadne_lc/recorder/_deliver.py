@@ -97,7 +97,7 @@ class TraceDelivery:
         """Point the sub-agent runs of a resumed turn, stored before it under the resumed run's id, at the turn it
         was joined into (builder thread)."""
         assert self.store is not None
-        for child_id in {a for s in turn.steps for c in s.tool_calls for a in c.agents}:
+        for child_id in dict.fromkeys(turn.agents_started):
             try:
                 child = self.store.get(child_id)
             except TraceNotFoundError:  # not stored (dropped, or recorded elsewhere)
