@@ -321,8 +321,8 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
     def _leave_to_own_recorder(self, run: _Run) -> None:
         """``run`` is a sub-agent that records itself: its recorder links it to the caller; this one forgets it."""
         run.records_itself = True
-        if run.caller is not None and run.trace_id in run.caller.agents:
-            run.caller.agents.remove(run.trace_id)
+        if run.caller is not None:
+            run.caller.forget(run.trace_id)
 
     def on_chain_end(
         self, outputs: dict[str, Any] | Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any

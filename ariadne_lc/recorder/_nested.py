@@ -64,6 +64,11 @@ class Caller:
     tool_run: int | None = None
     """The tool's own run (``UUID.int``) as LangChain's callbacks know it: the parent of a sub-agent's root run."""
 
+    def forget(self, trace_id: str) -> None:
+        """Take back the link to ``trace_id``: that run is not kept (it recorded itself, ran no agent, or paused)."""
+        if trace_id in self.agents:
+            self.agents.remove(trace_id)
+
 
 CALLER: ContextVar[Caller | None] = ContextVar("ariadne_caller", default=None)
 """The tool call whose function is running here: an agent run that starts under it is its child. A context

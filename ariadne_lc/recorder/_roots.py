@@ -212,8 +212,7 @@ class RootRuns(TraceDelivery):
             self.stats.ignored += 1
             return
         if run.caller is not None and not run.pending and error is None:  # a plain chain inside a tool: no agent ran
-            if run.trace_id in run.caller.agents:
-                run.caller.agents.remove(run.trace_id)
+            run.caller.forget(run.trace_id)
             self.stats.ignored += 1
             return
         asked = (
@@ -229,8 +228,7 @@ class RootRuns(TraceDelivery):
             # a sub-agent that stopped at an interrupt stops its caller's turn too, on the same thread: only the
             # caller's half is kept, so that the resume joins the caller's turn (the sub-agent's run after the resume
             # is recorded then, as its own run)
-            if run.trace_id in run.caller.agents:
-                run.caller.agents.remove(run.trace_id)
+            run.caller.forget(run.trace_id)
             self.stats.ignored += 1
             return
         if run.span is None:
