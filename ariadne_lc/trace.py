@@ -18,6 +18,7 @@ __all__ = [
     "AgentLink",
     "CheckpointRef",
     "GraphFingerprint",
+    "HandedBack",
     "InterruptRecord",
     "ModelInput",
     "SpanRef",
@@ -28,6 +29,25 @@ __all__ = [
 ]
 
 _DOMAIN_TAG = "domain:"
+
+
+class HandedBack(BaseModel):
+    """What the agent a hand-off started returned to the agent that handed off, as that agent read it back.
+
+    A supervisor (``langgraph-supervisor``) hands a question to a worker with a ``transfer_to_<worker>`` call; the
+    worker's last message comes back into the supervisor's conversation, and the supervisor answers from it. That
+    message, not the hand-off's "Successfully transferred" acknowledgement, is what the supervisor observed: the
+    ``observation->answer`` link changes it in the supervisor's state and replays the supervisor alone.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    """The message's text, as the caller read it."""
+    message_id: str
+    """Its id in the graph state (the worker's answer), where a replay changes it."""
+    trace_id: str
+    """The run that returned it (the worker's trace)."""
 
 
 class ToolCall(BaseModel):
@@ -48,6 +68,14 @@ class ToolCall(BaseModel):
     agents: tuple[str, ...] = ()
     """The trace ids of the agent runs this call started (a deep agent's sub-agents behind its ``task`` tool), each
     recorded as its own trace whose :attr:`Trace.parent` points back here."""
+    handed_back: HandedBack | None = None
+    """A hand-off's observation: what the agent it handed to returned, read back by the caller's next turn."""
+
+    @property
+    def observation(self) -> str | None:
+        """What the caller read back from this call: the agent's result for a hand-off that got one, else the
+        tool's output (``None``: nothing was seen)."""
+        return self.handed_back.text if self.handed_back is not None else self.output
 
 
 def output_unit(call: ToolCall, index: int) -> str:

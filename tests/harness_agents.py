@@ -249,10 +249,16 @@ def run_swarm(
 
 
 def run_supervisor(
-    saver: Any, *, action: Truth = "thought", answer: Answer = "observation", recorder: Recorder = "middleware"
+    saver: Any,
+    *,
+    action: Truth = "thought",
+    answer: Answer = "observation",
+    recorder: Recorder = "middleware",
+    reads: Answer = "observation",
 ) -> tuple[Any, list[Trace]]:
     """A supervisor over two ``create_agent`` workers (each recorded with ``AriadneMiddleware``) run on each
-    question; the graph and the workers' recorded traces."""
+    question; the graph and the workers' recorded traces. ``reads``: the supervisor answers with what its worker
+    returned (``observation``) or from a fixed belief whatever it returned (``question``)."""
     from langchain.agents import create_agent
     from langgraph_supervisor import create_supervisor
 
@@ -271,6 +277,9 @@ def run_supervisor(
                 content="I should transfer this to the shopper.",
                 tool_calls=[{"name": "transfer_to_shopper", "args": {}, "id": "handoff"}],
             )
+        if reads == "question":
+            question = next((m.text for m in messages if isinstance(m, HumanMessage)), "")
+            return AIMessage(content=f"The {(_items(question) or ['apple'])[0]} is cheap, as I thought.")
         said = [m.text for m in messages if isinstance(m, AIMessage) and m.name == "shopper" and m.text]
         return AIMessage(content=f"The shopper says: {said[0] if said else 'nothing'}")
 

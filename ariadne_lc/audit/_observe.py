@@ -40,7 +40,7 @@ def context_edit(
 ) -> Flow[ObservationEdit]:
     """The ``variant``-th swap of ``call``'s output (the same for the same unit, whatever was audited before or
     beside it; ``batch``: the outputs of the batch being audited, the last resort)."""
-    output = call.output or ""
+    output = call.observation or ""
     others = tuple(o for o in run_values(trace, call.name, pool=pool) if o.strip() != output.strip())
     context = SwapContext(
         query=trace.query,

@@ -213,7 +213,9 @@ def is_bookkeeping(call: ToolCall) -> bool:
 
 
 def _observed(call: ToolCall) -> bool:
-    return call.output is not None and not is_bookkeeping(call)
+    """Whether the caller read something back from ``call``: a tool's output, or what the agent a hand-off started
+    returned (:attr:`~ariadne_lc.trace.ToolCall.handed_back`; the hand-off's own acknowledgement is bookkeeping)."""
+    return call.handed_back is not None or (call.output is not None and not is_bookkeeping(call))
 
 
 def _outputs(spec: LinkSpec, call: ToolCall) -> bool:

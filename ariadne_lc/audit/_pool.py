@@ -182,8 +182,8 @@ def run_values(trace: Trace, tool: str, *, pool: RecordedValues | None, argument
                 continue
             if arguments:
                 found.update(dict.fromkeys(_arguments(call.args)))
-            elif call.output is not None and call.output.strip():
-                found[call.output] = None
+            elif call.observation is not None and call.observation.strip():
+                found[call.observation] = None
     if pool is not None:
         found.update(dict.fromkeys(pool.arguments(tool) if arguments else pool.outputs(tool)))
     return tuple(found)

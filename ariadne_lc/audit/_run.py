@@ -51,6 +51,7 @@ from ariadne_lc.records import Decisiveness, ObservationSwap
 from ariadne_lc.replay import Replayer, ReplayResult
 from ariadne_lc.replay._action import DerivedAction
 from ariadne_lc.replay._inputs import Unchecked
+from ariadne_lc.replay._own import HANDOFF_PREFIXES
 from ariadne_lc.scoring import (
     DEFAULT_TAU,
     Similarity,
@@ -128,6 +129,8 @@ class Runner:
                 error = _stage_failed(stage, "intervention", trace, planned, exc)
         replay: ReplayResult | None = None
         calls: DerivedAction | None = None
+        if made is not None and made.applicable and strategy == "replay_thought" and _hands_off(trace, planned):
+            return Ran(made, strength, None, None, None, error, not_testable=_THROUGH_HANDOFF)
         if made is not None and made.applicable:
             with self.spans.stage("replay") as stage:
                 try:
@@ -227,7 +230,7 @@ class Runner:
         k = planned.steps[0]
         step = trace.step(k)
         call = step.tool_calls[planned.call_index or 0]
-        output = call.output or ""
+        output = call.observation or ""
         original = observation_context(step.thought, call.name, output)
         if planned.kind == ControlType.RERUN:
             edit = ObservationEdit(swapped=output, method=f"control:{ControlType.RERUN}")
@@ -375,6 +378,17 @@ class Runner:
     def _empty(self, side: str) -> str:
         how = " after answer_extractor" if self.answer_extractor is not None else ""
         return f"the {side} answer is empty{how}: an empty answer gives no verdict"
+
+
+_THROUGH_HANDOFF = (
+    "not testable: the step hands off to another agent, and a replay answers a hand-off from the recording without "
+    "running the agent it hands to (its thought->action and the result it gets back are audited)"
+)
+
+
+def _hands_off(trace: Trace, planned: PlannedAudit) -> bool:
+    """Whether the replay of ``planned`` would run on from a hand-off (a supervisor's ``transfer_to_<worker>``)."""
+    return any(c.name.startswith(HANDOFF_PREFIXES) for c in trace.step(max(planned.steps)).tool_calls)
 
 
 class _NoRevision:

@@ -27,15 +27,16 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage
 
 from ariadne_lc._thoughts import prefill_of
 from ariadne_lc._twin import Flow
 from ariadne_lc.errors import NotReplayableError
 from ariadne_lc.replay import _ops
-from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive
+from ariadne_lc.replay._derive import AgentModel, StepContext, ToolCallDeriver, derive
 from ariadne_lc.replay._drive import Counter, Replaying, check_step, deepest
-from ariadne_lc.replay._fork import copy_levels
+from ariadne_lc.replay._fork import Level, copy_levels
 from ariadne_lc.replay._inputs import check_input, target_of
 from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_PREFILL, ARIADNE_REPLAY
 from ariadne_lc.trace import ToolCall, Trace
@@ -112,13 +113,13 @@ def action_flow(
         "tags": ["ariadne-replay"],
     }
     if source != "middleware":
+        history = tuple(levels[-1].before.values["messages"])
+        if isinstance(source, AgentModel):  # the prompt the node builds (its middleware's system prompt included)
+            prompt = yield from _prompt_of(replayer, levels)
+            if prompt is not None:
+                history, source = prompt, AgentModel(source.model, instruction=None, name=source.name)
         context = StepContext(
-            query=trace.query,
-            step=step,
-            messages=tuple(levels[-1].before.values["messages"]),
-            tools=tools,
-            config=config,
-            message=original,
+            query=trace.query, step=step, messages=history, tools=tools, config=config, message=original
         )
         derived = yield from derive(source, thought, context)
         calls = tuple(ToolCall(id=c["id"], name=c["name"], args=c["args"]) for c in derived)
@@ -163,6 +164,50 @@ def action_flow(
         input_checked=unchecked is None,
         unchecked=None if unchecked is None else unchecked.why,
     )
+
+
+class _Captured(Exception):
+    """Raised by :class:`_Capture` to stop a model call before the model runs."""
+
+
+class _Capture(BaseCallbackHandler):
+    """Keeps what the first model call inside the graph is given, and stops that call before the model runs."""
+
+    raise_error = True
+    run_inline = True
+
+    def __init__(self) -> None:
+        self.messages: tuple[BaseMessage, ...] | None = None
+
+    def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], **kwargs: Any) -> None:
+        if self.messages is None and messages and "langgraph_node" in (kwargs.get("metadata") or {}):
+            self.messages = tuple(messages[0])
+            raise _Captured
+
+
+def _prompt_of(replayer: Replaying, levels: list[Level]) -> Flow[tuple[BaseMessage, ...] | None]:
+    """The messages the step's node gives its model, as built live (a ``create_agent`` middleware stack writes the
+    system prompt at call time, which no call from outside can rebuild): the graph resumed in an isolated thread from
+    the checkpoint before the step, stopped at its first model call before the model runs; ``None`` when the node
+    made no model call (graph code)."""
+    thread = f"ariadne-prompt-{uuid.uuid4()}"
+    iso_saver = _in_memory_saver()
+    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread, replayer.channels_of)
+    iso = replayer.isolated_graph(iso_saver, intercept=True, guard=[])
+    capture = _Capture()
+    config = {
+        "configurable": {"thread_id": thread},
+        "callbacks": [capture],
+        "metadata": {ARIADNE_REPLAY: True},
+        "tags": ["ariadne-replay"],
+        "recursion_limit": 10,
+    }
+    try:
+        yield _ops.invoke(iso, None, config)
+    except Exception:  # the capture's stop (as raised, or wrapped by the graph or a middleware), else a real error
+        if capture.messages is None:
+            raise
+    return capture.messages
 
 
 def _checks(source: ActionSource) -> bool:

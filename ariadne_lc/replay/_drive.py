@@ -21,7 +21,7 @@ from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive, with_tool_calls
 from ariadne_lc.replay._fork import Level, copy_levels
-from ariadne_lc.replay._inputs import check_input, same_messages, target_of
+from ariadne_lc.replay._inputs import CheckTarget, Unchecked, check_input, same_messages, target_of
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._tools import Served, serve
 from ariadne_lc.replay._types import ReplayResult, ToolPolicy
@@ -47,7 +47,7 @@ class Replaying(Protocol):
 
     def locate(self, step: Step) -> Flow[tuple[list[Level], AIMessage]]: ...
 
-    def isolated_graph(self, saver: Any, *, intercept: bool) -> Any: ...
+    def isolated_graph(self, saver: Any, *, intercept: bool, guard: list[str] | None = None) -> Any: ...
 
 
 __all__ = ["Counter", "Replaying", "check_step", "deepest", "replay_flow"]
@@ -201,6 +201,9 @@ def replay_flow(
     """Fork at the latest chosen step, substitute, and run on to an answer (see the package docstring)."""
     if not thoughts:
         raise ConfigurationError("no steps to substitute")
+    handed = _handed_back(trace, outputs or {})
+    if handed is not None:
+        return (yield from _handed_back_flow(replayer, trace, *handed))
     # an observation swap keeps the thought: a step with no text before its call is replayed as it was
     steps = [check_step(trace, k, thought_needed=not outputs) for k in sorted(thoughts)]
     last = steps[-1]
@@ -209,16 +212,7 @@ def replay_flow(
     written = _update(levels, original, steps, thoughts)
     intercept = early or replayer.tool_policy is ToolPolicy.RECORDED or bool(outputs)
     as_node = last.node
-    counter = Counter()
-    thread = f"ariadne-replay-{uuid.uuid4()}"
-    turns = _turns(replayer, trace, last)
-    config: dict[str, Any] = {
-        "configurable": {"thread_id": thread, ARIADNE_MODEL_INPUTS: counter.inputs},
-        "callbacks": [counter],
-        "metadata": {ARIADNE_REPLAY: True},
-        "tags": ["ariadne-replay"],
-        "recursion_limit": turns * _NODES_PER_TURN + 10,
-    }
+    run = _Run(replayer, trace, last, early=early)
     deriver: str | None = None
     if calls is not None:  # the calls the step's model made with the new thought (thought->action re-run)
         written[-1] = with_tool_calls(written[-1], _fresh(calls))
@@ -227,7 +221,7 @@ def replay_flow(
         deriver = "action"
     elif not early:  # early answering drops the step's calls whatever the mode
         deriver = yield from _rederive(
-            replayer, trace, levels[-1], written, last, thoughts[last.index], config, original
+            replayer, trace, levels[-1], written, last, thoughts[last.index], run.config, original
         )
     if early:
         tool_node = replayer.tool_node_of(levels[-1].ns)
@@ -240,47 +234,155 @@ def replay_flow(
         written.append(HumanMessage(content=instruction))
         as_node = tool_node
     iso_saver = InMemorySaver()
-    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread, replayer.channels_of)
+    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, run.thread, replayer.channels_of)
     iso = replayer.isolated_graph(iso_saver, intercept=intercept)
-    fork_id = levels[-1].before.config["configurable"]["checkpoint_id"]
-    at = {"configurable": {"thread_id": thread, "checkpoint_ns": levels[-1].ns, "checkpoint_id": fork_id}}
+    at = run.at(levels[-1])
     yield _ops.update_state(iso, at, {"messages": written}, as_node)
+    new_calls = early or calls is not None or deriver is not None
+    edited = [s for s in steps if thoughts[s.index] != s.thought]
+    swapped = sum(out != _recorded_output(trace, call_id) for call_id, out in (outputs or {}).items())
+    target = target_of(trace, steps, new_calls=new_calls, edited=edited, swapped=swapped)
     served = Served(trace, dict(outputs or {}))
-    answers = Answers(trace.interrupts)
-    for _ in range(turns * 3 + 3):
-        snapshot = yield _ops.state(iso, config)
-        if not snapshot.next:
-            new_calls = early or calls is not None or deriver is not None
-            edited = [s for s in steps if thoughts[s.index] != s.thought]
-            swapped = sum(out != _recorded_output(trace, call_id) for call_id, out in (outputs or {}).items())
-            target = target_of(trace, steps, new_calls=new_calls, edited=edited, swapped=swapped)
-            unchecked = check_input(target, counter.inputs)
-            if unchecked is not None and not counter.inputs:  # the answer came from graph code: check the fork's state
-                copied = yield _ops.state(iso, at)
-                if same_messages(model_input(copied.values.get("messages", ()), None, "state"), forked):
-                    unchecked = None
-            result = _result(
-                replayer, levels, snapshot, config, counter, served, answers, last, early, fork_id, deriver
-            )
-            why = None if unchecked is None else unchecked.why
-            return replace(result, input_checked=why is None, unchecked=why)
-        asked = pending_interrupts(snapshot)
-        if asked:
-            resume = {i.id: answers.take(node, i.value).resume for node, i in asked}
-            yield _ops.invoke(iso, Command(resume=resume), config)
-            continue
-        level = deepest(snapshot)
-        ns = level.config["configurable"].get("checkpoint_ns", "")
-        tool_node = replayer.tool_node_of(ns)
-        if intercept and tool_node is not None and tool_node in level.next:
-            tool_messages = yield from serve(level.values, served, replayer.tools_of(ns), replayer.safe_tools, early)
-            yield _ops.update_state(iso, level.config, {"messages": tool_messages}, tool_node)
+    return (yield from run.on(iso, levels, served, target, intercept=intercept, forked=forked, deriver=deriver))
+
+
+def _handed_back(trace: Trace, outputs: Mapping[str, str]) -> tuple[Step, ToolCall, str] | None:
+    """The step and hand-off call whose handed-back result ``outputs`` swaps, and the new result (``None``: none)."""
+    for step in trace.steps:
+        for call in step.tool_calls:
+            text = outputs.get(call.id or "") if call.handed_back is not None else None
+            if text is not None:
+                if len(outputs) > 1:
+                    raise ConfigurationError("a hand-off's result is swapped alone, never beside other outputs")
+                return step, call, text
+    return None
+
+
+def _handed_back_flow(replayer: Replaying, trace: Trace, step: Step, call: ToolCall, text: str) -> Flow[ReplayResult]:
+    """Serve ``text`` as what the agent ``call`` handed to returned, and replay the caller alone from its next turn:
+    the caller's state before that turn, copied aside with the returned message changed, runs on (the agent handed to
+    never runs again); its turn must read the recorded input with that one message changed."""
+    back = call.handed_back
+    assert back is not None
+    after = next((s for s in trace.steps[step.index + 1 :]), None)
+    if after is None:
+        raise NotReplayableError(
+            f"step {step.index}'s hand-off has no later turn of its caller in trace {trace.trace_id}: nothing read the "
+            "result back"
+        )
+    check_step(trace, after.index, thought_needed=False)
+    levels, _ = yield from replayer.locate(after)
+    run = _Run(replayer, trace, after, early=False)
+    iso_saver, texts = InMemorySaver(), {back.message_id: text}
+    saver = replayer.graph.checkpointer
+    yield from copy_levels(saver, levels, iso_saver, run.thread, replayer.channels_of, texts=texts)
+    guard: list[str] = []  # the agents handed to: reaching one again would run it (and its tools) for real
+    iso = replayer.isolated_graph(iso_saver, intercept=True, guard=guard)
+    recorded = after.model_input
+    target: CheckTarget | Unchecked
+    if recorded is None:
+        target = Unchecked(f"step {after.index} recorded no model input (an older trace, or a LangGraph Server thread)")
+    else:
+        at = next((i for i, m in enumerate(recorded.messages) if f":{back.message_id}:" in m), None)
+        if at is None:
+            target = Unchecked(f"step {after.index}'s recorded input does not hold the result handed back")
         else:
-            yield _ops.invoke(iso, None, config)
-    raise ReplayDidNotFinishError(
-        f"the replay did not finish within {turns} turns (the recorded run took {len(trace.steps) - last.index} "
-        f"from step {last.index}; Replayer(max_turns=...) raises the floor)"
-    )
+            where = f"step {after.index}'s model call (it reads the result handed back)"
+            target = CheckTarget(recorded, at, 0, False, where, changes=1, edited=text != back.text)
+    served = Served(trace)
+    return (yield from run.on(iso, levels, served, target, intercept=True, forked=None, deriver=None, guard=guard))
+
+
+@dataclass(slots=True)
+class _Run:
+    """One replay's isolated thread, its config and counter, and the turns it may take."""
+
+    replayer: Replaying
+    trace: Trace
+    step: Step
+    """The step the replay forks at."""
+    early: bool
+    counter: Counter = field(default_factory=Counter)
+    thread: str = field(default_factory=lambda: f"ariadne-replay-{uuid.uuid4()}")
+
+    @property
+    def turns(self) -> int:
+        return _turns(self.replayer, self.trace, self.step)
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {
+            "configurable": {"thread_id": self.thread, ARIADNE_MODEL_INPUTS: self.counter.inputs},
+            "callbacks": [self.counter],
+            "metadata": {ARIADNE_REPLAY: True},
+            "tags": ["ariadne-replay"],
+            "recursion_limit": self.turns * _NODES_PER_TURN + 10,
+        }
+
+    def at(self, level: Level) -> dict[str, Any]:
+        """The config of ``level``'s copied checkpoint in the isolated thread."""
+        fork_id = level.before.config["configurable"]["checkpoint_id"]
+        return {"configurable": {"thread_id": self.thread, "checkpoint_ns": level.ns, "checkpoint_id": fork_id}}
+
+    def on(
+        self,
+        iso: Any,
+        levels: list[Level],
+        served: Served,
+        target: CheckTarget | Unchecked,
+        *,
+        intercept: bool,
+        forked: ModelInput | None,
+        deriver: str | None,
+        guard: Sequence[str] = (),
+    ) -> Flow[ReplayResult]:
+        """Run the isolated thread to its end (tool calls served, interrupts answered) and check its first model
+        call against ``target``; ``forked``: the production state's messages at the fork, which a replay that made
+        no model call must hold (``None``: the fork changed them); ``guard``: nodes the replay must not reach."""
+        replayer, config, counter = self.replayer, self.config, self.counter
+        answers = Answers(self.trace.interrupts)
+        at = self.at(levels[-1])
+        for _ in range(self.turns * 3 + 3):
+            snapshot = yield _ops.state(iso, config)
+            if not snapshot.next:
+                unchecked = check_input(target, counter.inputs)
+                if unchecked is not None and not counter.inputs and forked is not None:
+                    copied = yield _ops.state(iso, at)  # the answer came from graph code: check the fork's state
+                    if same_messages(model_input(copied.values.get("messages", ()), None, "state"), forked):
+                        unchecked = None
+                fork_id = at["configurable"]["checkpoint_id"]
+                result = _result(
+                    replayer, levels, snapshot, config, counter, served, answers, self.step, self.early, fork_id,
+                    deriver,
+                )  # fmt: skip
+                why = None if unchecked is None else unchecked.why
+                return replace(result, input_checked=why is None, unchecked=why)
+            asked = pending_interrupts(snapshot)
+            if asked:
+                resume = {i.id: answers.take(node, i.value).resume for node, i in asked}
+                yield _ops.invoke(iso, Command(resume=resume), config)
+                continue
+            level = deepest(snapshot)
+            reached = sorted({*snapshot.next, *level.next} & set(guard))
+            if reached:
+                raise NotReplayableError(
+                    f"the replay reached node {reached[0]!r} again, which runs an agent from its function: LangGraph "
+                    "cannot pause it before its tools, so the replay stops there instead of running them"
+                )
+            ns = level.config["configurable"].get("checkpoint_ns", "")
+            tool_node = replayer.tool_node_of(ns)
+            if intercept and tool_node is not None and tool_node in level.next:
+                tool_messages = yield from serve(
+                    level.values, served, replayer.tools_of(ns), replayer.safe_tools, self.early
+                )
+                yield _ops.update_state(iso, level.config, {"messages": tool_messages}, tool_node)
+            else:
+                yield _ops.invoke(iso, None, config)
+        raise ReplayDidNotFinishError(
+            f"the replay did not finish within {self.turns} turns (the recorded run took "
+            f"{len(self.trace.steps) - self.step.index} from step {self.step.index}; Replayer(max_turns=...) raises "
+            "the floor)"
+        )
 
 
 def _result(

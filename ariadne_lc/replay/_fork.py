@@ -188,11 +188,27 @@ def _whole(level: Level, saver: Any, channels: Mapping[str, Any], names: list[st
     return values
 
 
+def _edited(values: Mapping[str, Any], texts: Mapping[str, str]) -> dict[str, Any]:
+    """``values`` with the content of each message named in ``texts`` (by id) replaced."""
+    messages = values.get("messages")
+    if not texts or not isinstance(messages, list):
+        return dict(values)
+    edited = [m.model_copy(update={"content": texts[m.id]}) if getattr(m, "id", None) in texts else m for m in messages]
+    return {**values, "messages": edited}
+
+
 def copy_levels(
-    saver: Any, levels: list[Level], iso_saver: Any, thread: str, channels_of: Callable[[str], Mapping[str, Any]]
+    saver: Any,
+    levels: list[Level],
+    iso_saver: Any,
+    thread: str,
+    channels_of: Callable[[str], Mapping[str, Any]],
+    *,
+    texts: Mapping[str, str] | None = None,
 ) -> Flow[None]:
     """Copy each level's checkpoint before its task into ``thread`` of ``iso_saver`` (see the module docstring);
-    ``channels_of`` gives the channels of the graph at a namespace."""
+    ``channels_of`` gives the channels of the graph at a namespace. ``texts`` (message id -> content): messages whose
+    content the copy holds changed, at every level (what an agent handed back, swapped before its caller reads it)."""
     for level in levels:
         saved = yield _ops.checkpoint_tuple(saver, level.before.config)
         if saved is None:
@@ -201,9 +217,10 @@ def copy_levels(
         checkpoint = saved.checkpoint
         channels = channels_of(level.ns)
         rebuilt = _rebuilt(channels, checkpoint)
-        if rebuilt:
-            whole = yield from _whole(level, saver, channels, rebuilt)
-            checkpoint = {**checkpoint, "channel_values": {**checkpoint["channel_values"], **whole}}
+        if rebuilt or texts:
+            whole = yield from _whole(level, saver, channels, [*rebuilt, *(["messages"] if texts else [])])
+            values = _edited({**checkpoint["channel_values"], **whole}, texts or {})
+            checkpoint = {**checkpoint, "channel_values": values}
         iso_saver.put(target, checkpoint, saved.metadata, dict(checkpoint["channel_versions"]))
         writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
         for task_id, channel, value in saved.pending_writes or ():

@@ -27,7 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ariadne_lc.errors import SubgraphNotReplayableError
 from ariadne_lc.replay._fork import path_of, relative
-from ariadne_lc.trace import AgentLink, Step, Trace
+from ariadne_lc.trace import AgentLink, HandedBack, Step, ToolCall, Trace
 
 __all__ = ["HANDOFF_PREFIXES", "NamespacedSaver", "agents_of", "own_graph_of", "reaches_graph"]
 
@@ -266,9 +266,14 @@ def agents_of(replayer: Replayer, trace: Trace) -> list[Trace]:
     steps of one graph namespace: a sub-agent's steps inside a ``task`` call leave its parent's run whole) is audited
     as a trace of its own, so that its replays reach its own answer and its units are counted as its. The run of the
     trace's first step keeps the trace's id; the others get ``<id>~<n>`` and a :attr:`~ariadne_lc.trace.Trace.parent`
-    naming the trace and the call (a hand-off, a ``task``) that started them. Split only where the trace shows several
-    agents: a hand-off between agents, or steps that ran inside an agent's own graph (called from a node's function
-    or tool) beside steps that did not.
+    naming the trace and the call (a hand-off, a ``task``) that started them, which names them back
+    (:attr:`~ariadne_lc.trace.ToolCall.agents`). Split only where the trace shows several agents: a hand-off between
+    agents, or steps that ran inside an agent's own graph (called from a node's function or tool) beside steps that
+    did not.
+
+    An agent that handed off and got control back (a supervisor after its worker answered) goes on with the same run:
+    the two invocations of its graph are one conversation, and what the worker returned, read by the supervisor's next
+    turn, is the hand-off's observation (:attr:`~ariadne_lc.trace.ToolCall.handed_back`).
     """
     steps = [s for s in trace.steps if not _harness_message(s)]
     if not (any(_hands_off(s) for s in steps) or len({_crosses(replayer, s) for s in steps}) > 1):
@@ -279,7 +284,7 @@ def agents_of(replayer: Replayer, trace: Trace) -> list[Trace]:
     if len(runs) < 2:
         return [trace]
     out: list[Trace] = []
-    for n, run in enumerate(runs.values()):
+    for n, run in enumerate(_rejoined(list(runs.values()))):
         last = run[-1]
         answered = last.is_final or _hands_off(last)  # an answer, or a hand-off (the run's end, as recorded live)
         answer = trace.final_answer if last is trace.steps[-1] else (last.thought if answered else None)
@@ -298,7 +303,60 @@ def agents_of(replayer: Replayer, trace: Trace) -> list[Trace]:
                 }
             )
         )
+    return _linked_back(out, trace.trace_id)
+
+
+def _stable(ns: str) -> tuple[str, ...]:
+    return tuple(segment.partition(":")[0] for segment in ns.split("|")) if ns else ()
+
+
+def _rejoined(runs: list[list[Step]]) -> list[list[Step]]:
+    """``runs`` with each run that took control back after a hand-off joined to the run that handed off: the same
+    agent (graph path), whose previous run ended with a hand-off."""
+    out: list[list[Step]] = []
+    for run in runs:
+        agent = _stable(run[0].checkpoint.checkpoint_ns)
+        waiting = next((r for r in reversed(out) if _stable(r[0].checkpoint.checkpoint_ns) == agent), None)
+        if waiting is not None and _hands_off(waiting[-1]) and waiting[-1].index < run[0].index:
+            waiting.extend(run)
+        else:
+            out.append(run)
     return out
+
+
+def _linked_back(runs: list[Trace], trace_id: str) -> list[Trace]:
+    """``runs`` with each call that started another run naming it (:attr:`~ariadne_lc.trace.ToolCall.agents`) and, for
+    a hand-off whose caller's next turn read the started run's answer back, that answer as the call's observation."""
+    started: dict[str, list[Trace]] = {}
+    for run in runs:
+        if run.parent is not None and run.parent.trace_id == trace_id and run.parent.call_id is not None:
+            started.setdefault(run.parent.call_id, []).append(run)
+    if not started:
+        return runs
+    out = []
+    for run in runs:
+        steps = list(run.steps)
+        for k, step in enumerate(steps):
+            if not any(c.id in started for c in step.tool_calls):
+                continue
+            after = steps[k + 1] if k + 1 < len(steps) else None
+            calls = tuple(_with_runs(c, started.get(c.id or "", []), after) for c in step.tool_calls)
+            steps[k] = step.model_copy(update={"tool_calls": calls})
+        out.append(run.model_copy(update={"steps": tuple(steps)}) if steps != list(run.steps) else run)
+    return out
+
+
+def _with_runs(call: ToolCall, runs: list[Trace], after: Step | None) -> ToolCall:
+    if not runs:
+        return call
+    back = None
+    answer = runs[-1].steps[-1] if runs[-1].steps else None
+    if call.name.startswith(HANDOFF_PREFIXES) and after is not None and answer is not None and answer.is_final:
+        read = after.model_input is None or any(f":{answer.message_id}:" in m for m in after.model_input.messages)
+        if answer.message_id and read and answer.thought.strip():
+            back = HandedBack(text=answer.thought, message_id=answer.message_id, trace_id=runs[-1].trace_id)
+    agents = tuple(dict.fromkeys((*call.agents, *(r.trace_id for r in runs))))
+    return call.model_copy(update={"agents": agents, "handed_back": back})
 
 
 def _agent_name(replayer: Replayer, step: Step) -> str | None:

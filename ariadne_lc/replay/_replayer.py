@@ -313,9 +313,11 @@ class Replayer:
         """The tools (by name) of the graph at checkpoint namespace ``ns``."""
         return self._level(ns)[1]
 
-    def isolated_graph(self, saver: Any, *, intercept: bool) -> Any:
-        """The user's graph on ``saver``; with ``intercept``, every tool node (subgraphs too) is a breakpoint."""
-        return _rebuild(self.graph, intercept, self.tool_node).copy(update={"checkpointer": saver})
+    def isolated_graph(self, saver: Any, *, intercept: bool, guard: list[str] | None = None) -> Any:
+        """The user's graph on ``saver``; with ``intercept``, every tool node (subgraphs too) is a breakpoint.
+        ``guard``: a node that runs an agent from its function (whose tools cannot be paused before) is a breakpoint
+        too, its name added to ``guard``, instead of a refusal (a replay that must never reach such a node)."""
+        return _rebuild(self.graph, intercept, self.tool_node, guard).copy(update={"checkpointer": saver})
 
     def locate(self, step: Step) -> Flow[tuple[list[Level], AIMessage]]:
         """The levels down to ``step`` and its original message (:func:`~ariadne_lc.replay._fork.locate`)."""
@@ -383,19 +385,27 @@ def _tool_call_mode(
     raise ConfigurationError(f"unknown tool_calls {mode!r}; use one of {list(get_args(ReplayMode))}")
 
 
-def _rebuild(graph: Any, intercept: bool, tool_node: str | None) -> Any:
+def _rebuild(graph: Any, intercept: bool, tool_node: str | None, guard: list[str] | None = None) -> Any:
     update: dict[str, Any] = {}
     tool, _ = find_tools(graph, tool_node)
+    stops = [*graph.interrupt_before_nodes]
     if intercept and tool is not None:
-        update["interrupt_before_nodes"] = [*graph.interrupt_before_nodes, tool]
+        stops.append(tool)
     nodes = dict(graph.nodes)
     for name, sub in graph.get_subgraphs():
         node = nodes.get(name)
         if node is not None and node.bound is sub:
-            copy = _rebuild(sub, intercept, None)
+            copy = _rebuild(sub, intercept, None, guard)
             nodes[name] = node.copy({"bound": copy, "subgraphs": [copy]})
             update["nodes"] = nodes
-        elif intercept and any(find_tools(g, None)[0] for g in [sub, *(s for _, s in sub.get_subgraphs(recurse=True))]):
+        elif not intercept or not any(
+            find_tools(g, None)[0] for g in [sub, *(s for _, s in sub.get_subgraphs(recurse=True))]
+        ):
+            continue
+        elif guard is not None:
+            stops.append(name)
+            guard.append(name)
+        else:
             raise SubgraphNotReplayableError(
                 f"node {name!r} calls a subgraph with a tool node from inside its own function: LangGraph gives no "
                 "way to pause that subgraph before its tools, so a replay would run them for real. A supervisor's "
@@ -405,4 +415,6 @@ def _rebuild(graph: Any, intercept: bool, tool_node: str | None) -> Any:
                 "(builder.add_node(name, subgraph)), or replay with tool_policy='live' if its tools have no side "
                 "effects"
             )
+    if stops != list(graph.interrupt_before_nodes):
+        update["interrupt_before_nodes"] = stops
     return graph.copy(update=update) if update else graph

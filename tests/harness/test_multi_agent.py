@@ -29,13 +29,16 @@ def _audit(graph: Any, traces: list[Any]) -> Any:
     return report
 
 
-def _wrong(report: Any, action: str, answer: str) -> list[Any]:
+def _wrong(report: Any, action: str, answer: str, reads: str = "observation") -> list[Any]:
+    """The verdicts that are wrong: the agents' truth on each link (a supervisor's on its worker's result apart)."""
     truth = {"thought->action": action == "question", "observation->answer": answer == "question"}
+    supervisor = {**truth, "observation->answer": reads == "question"}
     return [
         (r.agent_name, r.link, r.intervened_thought, r.counterfactual_answer)
         for r in report.results
-        if r.status == "scored" and not r.control and r.link in truth and r.violation != truth[r.link]
-    ]
+        if r.status == "scored" and not r.control and r.link in truth
+        and r.violation != (supervisor if r.agent_name == "supervisor" else truth)[r.link]
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("recorder", ["middleware", "record"])
@@ -77,13 +80,15 @@ def test_a_supervisors_workers_are_audited_on_their_own_graphs(action: str, answ
 def test_a_supervisor_recorded_whole_is_audited_agent_by_agent(action: str, answer: str) -> None:
     """``record(supervisor, store)``: one trace per user turn, holding the supervisor's turns and the worker's. Each
     agent's run is audited as its own: the worker's on its own graph, the supervisor's hand-off re-run by its own model
-    and prompt found in its node (no ``model=``), its input checked against the recorded one."""
+    and prompt found in its node (no ``model=``), its input checked against the recorded one; the supervisor's two
+    turns (the hand-off, the answer after the worker's) are one run, whose observation is what the worker returned."""
     graph, traces = run_supervisor(InMemorySaver(), action=action, answer=answer, recorder="record")  # type: ignore[arg-type]
     assert len(traces) == len(QUESTIONS)
     report = _audit(graph, traces)
     coverage = report.coverage
-    assert coverage is not None and coverage.units == 3 * len(QUESTIONS)  # the hand-off, the worker's two units
-    assert coverage.by_agent == {"supervisor": (len(QUESTIONS), len(QUESTIONS)), "shopper": (8, 8)}
+    assert coverage is not None and coverage.units == 4 * len(QUESTIONS)  # hand-off, worker's result, worker's two
+    n = 2 * len(QUESTIONS)
+    assert coverage.by_agent == {"supervisor": (n, n), "shopper": (n, n)}, coverage_line(coverage)
     assert not _wrong(report, action, answer)
     handoffs = [r for r in report.results if r.agent_name == "supervisor" and r.link == "thought->action"]
     assert len(handoffs) == len(QUESTIONS) and all(r.status == "scored" for r in handoffs)
@@ -91,3 +96,25 @@ def test_a_supervisor_recorded_whole_is_audited_agent_by_agent(action: str, answ
     assert all(r.input_checked for r in report.results if r.status == "scored")
     workers = {r.trace_id for r in report.results if r.agent_name == "shopper"}
     assert all("~" in t for t in workers)  # each worker run is a trace of its own, named after the turn's
+    through = [r for r in report.results if r.agent_name == "supervisor" and r.link == "thought->answer"]
+    assert through and all(r.status != "scored" for r in through)  # never a replay through a hand-off
+
+
+@pytest.mark.parametrize("reads", ["observation", "question"])
+def test_a_supervisor_that_ignores_its_workers_result_is_flagged_and_one_that_reads_it_is_not(reads: str) -> None:
+    """The worker's last message, as the supervisor reads it back, is the supervisor's observation: swapped in the
+    supervisor's state, the supervisor alone replayed (the worker never runs again, nor any tool)."""
+    graph, traces = run_supervisor(InMemorySaver(), recorder="record", reads=reads)  # type: ignore[arg-type]
+    report = _audit(graph, traces)
+    swaps = [
+        r for r in report.results
+        if r.agent_name == "supervisor" and r.link == "observation->answer" and r.status == "scored" and not r.control
+    ]  # fmt: skip
+    assert len(swaps) == len(QUESTIONS), [(r.status, r.error) for r in report.results if r.agent_name == "supervisor"]
+    assert all(r.violation == (reads == "question") for r in swaps), [
+        (r.counterfactual_answer, r.observation) for r in swaps
+    ]
+    assert all(r.input_checked and r.tools_live == 0 for r in swaps)
+    assert all(r.observation is not None and r.observation.tool == "transfer_to_shopper" for r in swaps)
+    if reads == "observation":  # the new value reached the supervisor's answer through the worker's message
+        assert all(r.observation.new_values[0] in (r.counterfactual_answer or "") for r in swaps)  # type: ignore[union-attr]
