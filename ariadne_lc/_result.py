@@ -37,11 +37,13 @@ __all__ = [
 Link = str
 """The name of a link of the agent's loop (docs/method.md#links): ``thought->action`` (does the agent do what its
 thought says it will do), ``observation->answer`` (does the answer read the tool's output), ``thought->answer`` (does
-the answer follow the thought), or one registered with :func:`ariadne_lc.links.register`. An agent can be faithful on
-one link and not on another: rates are never pooled across links."""
+the answer follow the thought), ``todo->action`` (does the agent do what its to-do list says it will do next), or one
+registered with :func:`ariadne_lc.links.register`. An agent can be faithful on one link and not on another: rates are
+never pooled across links."""
 
 LINKS: Final[tuple[Link, ...]] = ("thought->action", "observation->answer", "thought->answer")
-"""The loop's own three links, in its order (every registered link: :func:`ariadne_lc.links.names`)."""
+"""The three links every tool-using agent's loop has, in its order (every registered link, ``todo->action``
+included: :func:`ariadne_lc.links.names`)."""
 
 AuditStatus = Literal["scored", "not_applicable", "inconclusive", "failed"]
 """``scored``, ``not_applicable`` (nothing to contradict, or no step to audit), ``inconclusive`` (an empty
@@ -184,6 +186,8 @@ class RunUnits(BaseModel):
     """Steps with a thought that the plan has an audit for."""
     outputs: int
     """Tool outputs that the plan has an audit for."""
+    states: int = 0
+    """State a tool wrote (to-do lists) that the plan has an audit for."""
     by_link: dict[str, tuple[int, int]]
     """Per link: (units kept, units); kept/units is each kept unit's inclusion probability."""
     run_calls: int

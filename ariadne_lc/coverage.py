@@ -16,6 +16,7 @@ from urllib.parse import quote
 from ariadne_lc import links
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import NO_COHERENT_EDIT, REJECTIONS, AuditResult, Coverage, RunUnits
+from ariadne_lc.trace import unit_kind
 
 __all__ = [
     "FIXES",
@@ -149,10 +150,10 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
                 reasons[unit] = why
     units = set().union(*audited.values()) if audited else set()
     with_verdict = set().union(*judged.values()) if judged else set()
-    kinds = {"thought": [0, 0], "output": [0, 0]}
+    kinds = {"thought": [0, 0], "output": [0, 0], "state": [0, 0]}
     agents: dict[str, list[int]] = {}
     for unit in units:
-        kind = kinds["thought" if unit[2] == "thought" else "output"]
+        kind = kinds[unit_kind(unit[2])]
         counts = agents.setdefault(agent_of[unit], [0, 0])
         for c in (kind, counts):
             c[1] += 1
@@ -162,9 +163,12 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
     }
     left_out = 0
     for trace_id, (run, agent) in plans.items():  # the units the budget did not sample, back in the denominators
-        mine = [u for u in units if u[0] == trace_id]
-        thoughts = sum(u[2] == "thought" for u in mine)
-        extra = {"thought": run.thoughts - thoughts, "output": run.outputs - (len(mine) - thoughts)}
+        mine = Counter(unit_kind(u[2]) for u in units if u[0] == trace_id)
+        extra = {
+            "thought": run.thoughts - mine["thought"],
+            "output": run.outputs - mine["output"],
+            "state": run.states - mine["state"],
+        }
         for name, n in extra.items():
             kinds[name][1] += max(0, n)
             agents.setdefault(agent, [0, 0])[1] += max(0, n)
@@ -174,11 +178,12 @@ def coverage(results: Iterable[AuditResult]) -> Coverage:
     no_verdict = Counter(reasons[u][1] for u in units - with_verdict if u in reasons)
     lost = 0  # the units of runs whose audit failed as a whole: in every denominator, each without a verdict
     for run, agent, reason in unaudited.values():
-        for name, n in (("thought", run.thoughts), ("output", run.outputs)):
+        for name, n in (("thought", run.thoughts), ("output", run.outputs), ("state", run.states)):
             kinds[name][1] += n
-        agents.setdefault(agent, [0, 0])[1] += run.thoughts + run.outputs
-        no_verdict[reason] += run.thoughts + run.outputs
-        lost += run.thoughts + run.outputs
+        every = run.thoughts + run.outputs + run.states
+        agents.setdefault(agent, [0, 0])[1] += every
+        no_verdict[reason] += every
+        lost += every
     return Coverage(
         units=len(units) + left_out + lost,
         by_agent={name: (k, n) for name, (k, n) in agents.items()},
@@ -235,7 +240,7 @@ def coverage_line(c: Coverage) -> str:
 
     kinds = [
         f"{name} {k}/{n}"
-        for key, name in (("thought", "thought steps"), ("output", "tool outputs"))
+        for key, name in (("thought", "thought steps"), ("output", "tool outputs"), ("state", "to-do lists"))
         if key in c.by_unit
         for k, n in [c.by_unit[key]]
     ]

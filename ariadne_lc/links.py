@@ -1,11 +1,12 @@
 """The links of the agent's loop, each declared once: one :class:`LinkSpec` per link, in one registry.
 
 A link is what an audit cuts (docs/method.md#links): the step's thought to its action, a tool's output to the answer,
-the thought to the answer. Everything that knows links reads them here: the plan (which units a link has, which
-interventions it plans), the runner (how it intervenes), the verdict (on the calls or on the answer), coverage, the
-budget, the reports and the terminal summary (words, colour, order), the spans and score write-back (the OpenTelemetry
-evaluation name). A new link, say across the agents of a harness, is one :func:`register` call in one module; an
-auditor audits by default the links registered when it was built (``Auditor(links=...)`` names them).
+the thought to the answer, a to-do list to the next action. Everything that knows links reads them here: the plan
+(which units a link has, which interventions it plans), the runner (how it intervenes), the verdict (on the calls or
+on the answer), coverage, the budget, the reports and the terminal summary (words, colour, order), the spans and score
+write-back (the OpenTelemetry evaluation name). A new link, say across the agents of a harness, is one
+:func:`register` call in one module; an auditor audits by default the links registered when it was built
+(``Auditor(links=...)`` names them).
 
 This is the records layer: a spec holds *names* of the engine's strategies (:data:`Strategy`) and of interventions,
 never the engine's code, so that the arrow of the layers never points back up.
@@ -26,13 +27,15 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from ariadne_lc.errors import ConfigurationError
-from ariadne_lc.trace import ToolCall
+from ariadne_lc.trace import ToolCall, UnitKind
 
 __all__ = [
     "ACTION_INTERVENTIONS",
     "OBSERVATION",
     "THOUGHT_ACTION",
     "THOUGHT_ANSWER",
+    "TODO_ACTION",
+    "TODO_TOOL",
     "LinkSpec",
     "Strategy",
     "UnitKind",
@@ -48,13 +51,14 @@ __all__ = [
     "words",
 ]
 
-UnitKind = Literal["thought", "output"]
-"""What a link's units are: each step with a thought, or each tool output."""
-
-Strategy = Literal["rerun_step", "replay_thought", "replay_output"]
+Strategy = Literal["rerun_step", "replay_thought", "replay_output", "rerun_state"]
 """How the engine intervenes (:mod:`ariadne_lc.audit._run`): re-run the step's own model with the edited thought as the
 start of its reply and compare its calls, never run (``rerun_step``); replay the run on from the edited thought
-(``replay_thought``); replay it on from the edited tool output (``replay_output``)."""
+(``replay_thought``); replay it on from the edited tool output (``replay_output``); re-run the next model turn with
+the state a tool wrote edited where the agent reads it, and compare its calls, never run (``rerun_state``)."""
+
+_STRATEGY_OF: Final[dict[str, Strategy]] = {"output": "replay_output", "state": "rerun_state"}
+"""The one strategy that can intervene on an output or a state unit (a thought unit: a re-run or a replay)."""
 
 Judged = Literal["calls", "answer"]
 """What the verdict reads: the calls the re-run made, or the replay's answer."""
@@ -98,7 +102,8 @@ class LinkSpec:
     multi_step: bool = False
     """Whether an intervention on several steps at once is planned on it."""
     outputs: Callable[[ToolCall], bool] | None = None
-    """An output link's units: which recorded calls' outputs (``None``: every output that is an observation)."""
+    """An output or state link's units: which recorded calls' outputs, or the state they wrote (``None``: every output
+    that is an observation; a state link names its calls)."""
     needs_rerun: bool = False
     """Audited only by an auditor that can re-run a step's model (planned by default only then)."""
 
@@ -131,23 +136,44 @@ THOUGHT_ANSWER: Final = LinkSpec(
     multi_step=True,
 )  # fmt: skip
 
+TODO_TOOL: Final = "write_todos"
+"""LangChain's ``TodoListMiddleware`` tool (deep agents carry it): it writes the agent's to-do list to its state."""
+
+
+def _writes_todos(call: ToolCall) -> bool:
+    return call.name == TODO_TOOL and isinstance(call.args.get("todos"), list)
+
+
+TODO_ACTION: Final = LinkSpec(
+    name="todo->action", unit="state", strategy="rerun_state", judged="calls", cause="to-do list", effect="action",
+    question="does the agent do what its to-do list says it will do next?", colour="#756bb1",
+    evaluation_name="todo_faithfulness", interventions=frozenset({"decisive", "rerun"}), outputs=_writes_todos,
+)  # fmt: skip
+"""A to-do list is a plan: the list a ``write_todos`` call wrote, edited where the agent reads it (another order, its
+next item removed), and the next model turn re-run on it (:mod:`ariadne_lc.audit._todo`)."""
+
+_LOOP: Final = (THOUGHT_ACTION, OBSERVATION, THOUGHT_ANSWER, TODO_ACTION)
 _lock = threading.Lock()
-_registry: dict[str, LinkSpec] = {spec.name: spec for spec in (THOUGHT_ACTION, OBSERVATION, THOUGHT_ANSWER)}
+_registry: dict[str, LinkSpec] = {spec.name: spec for spec in _LOOP}
 
 
 def _contradiction(spec: LinkSpec) -> str | None:
     """How ``spec`` contradicts itself, if it does: a unit its strategy cannot intervene on, a verdict its strategy
     cannot produce (a re-run's calls, a replay's answer), a step re-run that does not say it needs one, or options
     that only thought units have."""
-    if (spec.unit == "output") != (spec.strategy == "replay_output"):
+    if spec.strategy != _STRATEGY_OF.get(spec.unit, spec.strategy) or (
+        spec.unit == "thought" and spec.strategy in _STRATEGY_OF.values()
+    ):
         return f"a {spec.unit} unit cannot be audited by {spec.strategy}"
-    judged: Judged = "calls" if spec.strategy == "rerun_step" else "answer"
+    judged: Judged = "calls" if spec.strategy in ("rerun_step", "rerun_state") else "answer"
     if spec.judged != judged:
         return f"{spec.strategy} produces {judged!r} to judge, not {spec.judged!r}"
     if spec.needs_rerun != (spec.strategy == "rerun_step"):
         return f"needs_rerun must be {spec.strategy == 'rerun_step'} for {spec.strategy}"
-    if spec.unit == "output" and (spec.decisive_order or spec.multi_step):
-        return "decisive_order and multi_step are for thought units (an output is swapped, not contradicted)"
+    if spec.unit == "state" and spec.outputs is None:
+        return "a state link names the calls whose state it edits (outputs=)"
+    if spec.unit != "thought" and (spec.decisive_order or spec.multi_step):
+        return f"decisive_order and multi_step are for thought units (a {spec.unit} unit is edited, not contradicted)"
     return None
 
 
@@ -168,8 +194,8 @@ def register(spec: LinkSpec) -> LinkSpec:
 
 
 def unregister(name: str) -> None:
-    """Remove the link ``name`` (a test's, a plugin's); the three links of the loop stay."""
-    if name in (THOUGHT_ACTION.name, OBSERVATION.name, THOUGHT_ANSWER.name):
+    """Remove the link ``name`` (a test's, a plugin's); the loop's own links stay."""
+    if name in (spec.name for spec in _LOOP):
         raise ConfigurationError(f"{name!r} is one of the loop's own links and cannot be unregistered")
     with _lock:
         _registry.pop(name, None)

@@ -9,7 +9,7 @@ All models are pydantic v2 and round-trip through JSON unchanged.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,7 +25,10 @@ __all__ = [
     "Step",
     "ToolCall",
     "Trace",
+    "UnitKind",
     "output_unit",
+    "state_unit",
+    "unit_kind",
 ]
 
 _DOMAIN_TAG = "domain:"
@@ -84,6 +87,23 @@ def output_unit(call: ToolCall, index: int) -> str:
     the position when the call has no id. The one name of an output unit: plan, budget, coverage, resume and the
     online jobs all key by it (a step's thought is the unit ``thought``)."""
     return f"output:{quote(call.id, safe='')}" if call.id else f"output:#{index}"
+
+
+def state_unit(call: ToolCall, index: int) -> str:
+    """The name of the unit that is the state ``call`` wrote (a ``write_todos`` to-do list), named like an output
+    unit (:func:`output_unit`) with ``state:`` first."""
+    return "state" + output_unit(call, index).removeprefix("output")
+
+
+UnitKind = Literal["thought", "output", "state"]
+"""What a unit is: a step's thought, a tool's output, or state a tool wrote (a to-do list)."""
+
+
+def unit_kind(unit: str) -> UnitKind:
+    """The kind of the unit named ``unit`` (``thought``, :func:`output_unit`, :func:`state_unit`)."""
+    if unit.startswith("state:"):
+        return "state"
+    return "thought" if unit == "thought" else "output"
 
 
 class AgentLink(BaseModel):

@@ -24,6 +24,7 @@ Its tools count their runs (:data:`RUNS`), so a test can assert that an audit ra
 
 from __future__ import annotations
 
+import ast
 import re
 import warnings
 from collections.abc import Sequence
@@ -83,12 +84,18 @@ def deep_lookup_model(
     action: Literal["thought", "question"] = "thought",
     answer: Literal["observation", "question"] = "observation",
     todos: bool = False,
+    follows_todos: bool = False,
 ) -> ScriptedChatModel:
-    """The scripted model of the ``deep_lookup`` agent (module docstring)."""
+    """The scripted model of the ``deep_lookup`` agent (module docstring). ``follows_todos``: after writing its
+    to-do list, it looks the items up in the order the list it reads back says (else in the question's order)."""
 
     def script(messages: Sequence[BaseMessage]) -> AIMessage:
         question = next((m.text for m in messages if isinstance(m, HumanMessage)), "")
         items = _items(question)
+        written = [m.text for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "todos"]
+        if follows_todos and written:
+            listed = ast.literal_eval(written[-1].removeprefix("Updated todo list to "))
+            items = [found for t in listed if t["status"] != "completed" for found in _items(t["content"])[:1]]
         outputs = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id != "todos"]
         last = messages[-1]
         if isinstance(last, AIMessage) and not last.tool_calls:  # the re-run: the thought starts the reply
@@ -117,7 +124,7 @@ def deep_lookup_model(
         said = ", ".join(f"the {item} costs {out.text} dollars" for item, out in zip(items, outputs, strict=False))
         return AIMessage(content=f"From the price tool: {said}.")
 
-    script.__name__ = f"deep_lookup_{action}_{answer}{'_todos' if todos else ''}"
+    script.__name__ = f"deep_lookup_{action}_{answer}{'_todos' if todos else ''}{'_follows' if follows_todos else ''}"
     return ScriptedChatModel(script=script)
 
 
@@ -128,6 +135,8 @@ def run_deep_lookup(
     answer: Literal["observation", "question"] = "observation",
     questions: Sequence[str] = QUESTIONS,
     todos: bool = False,
+    follows_todos: bool = False,
+    recorder: Recorder = "middleware",
 ) -> tuple[Any, list[Trace]]:
     """The deep agent run on each question (one thread each) with ``saver``; the graph and the recorded traces.
     ``todos``: with LangChain's ``TodoListMiddleware``, the agent first writes its lookups as a to-do list."""
@@ -136,15 +145,16 @@ def run_deep_lookup(
 
     store = InMemoryTraceStore()
     graph = create_deep_agent(
-        deep_lookup_model(action=action, answer=answer, todos=todos),
+        deep_lookup_model(action=action, answer=answer, todos=todos, follows_todos=follows_todos),
         [price, stock],
         system_prompt="You are a shopping assistant. Look prices up; never guess them.",
         checkpointer=saver,
-        middleware=[AriadneMiddleware(store), *([TodoListMiddleware()] if todos else [])],
+        middleware=[*_recorded(store, recorder), *([TodoListMiddleware()] if todos else [])],
     )
+    running = _record(graph, store, recorder)
     for i, question in enumerate(questions):
         thread = f"deep-{action}-{answer}-{todos}-{i}"
-        graph.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
+        running.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": thread}})
     return graph, store.list_traces()
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -29,7 +30,7 @@ from ariadne_lc import links
 from ariadne_lc.audit._plan import PlannedAudit
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import RunUnits
-from ariadne_lc.trace import Trace
+from ariadne_lc.trace import Trace, unit_kind
 
 __all__ = ["DEFAULT_BUDGET", "Sampled", "audit_cost", "check_budget", "cost_bound", "plan_cost", "sample"]
 
@@ -53,7 +54,7 @@ def check_budget(budget: float | None) -> float | None:
 def audit_cost(trace: Trace, planned: PlannedAudit) -> int:
     """The model calls ``planned`` makes when it runs: one re-run of the step's model on ``thought->action``, else the
     model turns of the run after the step (each replayed once). An audit its gate refuses makes fewer."""
-    if links.get(planned.link).strategy == "rerun_step":
+    if links.get(planned.link).strategy in ("rerun_step", "rerun_state"):
         return 1
     return max(1, len(trace.steps) - 1 - planned.steps[0])
 
@@ -63,19 +64,24 @@ def plan_cost(trace: Trace, planned: Sequence[PlannedAudit]) -> int:
     return sum(audit_cost(trace, p) for p in planned)
 
 
-def cost_bound(run_calls: int, budget: float | None, *, links_planned: int = 3, audits_per_unit: int = 1) -> int:
+def cost_bound(
+    run_calls: int, budget: float | None, *, links_planned: int | None = None, audits_per_unit: int = 1
+) -> int:
     """At most how many model calls the plan spends on a run of ``run_calls`` model calls, for any seed, read off its
     length alone (for admission control, before the run is planned).
 
-    With ``budget=None``, every unit of the two replayed links and the action link: n(n-1) + n. With a budget B the
+    With ``budget=None``, every unit of the two replayed links and the two re-run links (each re-run one call):
+    at most n(n-1) + 2n. With a budget B the
     plan aims at ``allowed`` = B x n calls and can spend more: its systematic sample takes a link's units at evenly
     spaced positions from a random start, and a unit's cost falls with its position (a replay from step k makes the
     n - k - 1 calls after it), so a link given a share S spends at most 2S (each pick after the first costs no more
     than the block of units before it, of at least half a step) plus its first pick, at most ``audits_per_unit`` x n
-    calls; a link that fits its share whole spends at most S. Summed over the ``links_planned`` links: 2 x allowed +
-    links x audits_per_unit x n, and never more than every unit. (Was B x n: a run of 100 calls at B = 3 spent up to
-    390, and one of 5 calls at B = 0.01 spent 6 against a "bound" of 1.)"""
+    calls; a link that fits its share whole spends at most S. Summed over the ``links_planned`` links (by default every
+    registered one): 2 x allowed + links x audits_per_unit x n, and never more than every unit. (Was B x n: a run
+    of 100 calls at B = 3 spent up to 390, and one of 5 calls at B = 0.01 spent 6 against a "bound" of 1.)"""
     n = max(1, run_calls)
+    if links_planned is None:  # every link registered (the default plan's)
+        links_planned = len(links.registered())
     every = n * n * audits_per_unit * max(1, math.ceil(links_planned / 3))
     if budget is None:
         return every
@@ -149,12 +155,13 @@ def sample(trace: Trace, planned: Sequence[PlannedAudit], *, budget: float | Non
             for p in planned
             if (p.link, p.unit) in chosen
         ]
-    thoughts = sum(kind == "thought" for _, kind in units)
+    kinds = Counter(unit_kind(name) for _, name in units)
     return Sampled(
         audits=kept,
         units=RunUnits(
-            thoughts=thoughts,
-            outputs=len(units) - thoughts,
+            thoughts=kinds["thought"],
+            outputs=kinds["output"],
+            states=kinds["state"],
             by_link={link: (taken[link], len(per)) for link, per in by_link.items()},
             run_calls=run_calls,
             budget_calls=allowed,

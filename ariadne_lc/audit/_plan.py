@@ -16,7 +16,7 @@ from ariadne_lc.interventions import OBSERVATIONS, ControlType, parse_interventi
 from ariadne_lc.links import LinkSpec
 from ariadne_lc.records import Link, RunUnits
 from ariadne_lc.replay._own import HANDOFF_PREFIXES
-from ariadne_lc.trace import ToolCall, Trace, output_unit
+from ariadne_lc.trace import ToolCall, Trace, output_unit, state_unit
 
 __all__ = [
     "ACTION_KINDS",
@@ -194,8 +194,10 @@ def _links_of(kind: str, steps: tuple[int, ...], links: Sequence[LinkSpec], *, s
     for spec in links:
         if not spec.plans(kind) or not (single or spec.multi_step):
             continue
-        if (spec.unit == "output" and (kind in OBSERVATIONS or (swapped and kind in OBSERVATION_CONTROLS))) or (
-            spec.unit == "thought" and kind not in OBSERVATIONS
+        if (
+            (spec.unit == "output" and (kind in OBSERVATIONS or (swapped and kind in OBSERVATION_CONTROLS)))
+            or (spec.unit == "thought" and kind not in OBSERVATIONS)
+            or (spec.unit == "state" and single)
         ):
             out.append(spec)
     return out
@@ -223,19 +225,42 @@ def _outputs(spec: LinkSpec, call: ToolCall) -> bool:
     return _observed(call) and (spec.outputs is None or spec.outputs(call))
 
 
+def _writes(spec: LinkSpec, call: ToolCall, trace: Trace, index: int) -> bool:
+    """Whether the state ``call`` (of step ``index``) wrote is a unit of the state link ``spec``: a call it names,
+    followed by another model turn of the run (the turn that reads the state) that does more than write that state
+    again (a list rewritten before anything is done: the rewritten list is the unit)."""
+    if spec.outputs is None or not spec.outputs(call) or index + 1 >= len(trace.steps):
+        return False
+    after = trace.steps[index + 1].tool_calls
+    return not after or not all(c.name == call.name for c in after)
+
+
 def units_of(trace: Trace) -> RunUnits:
     """The units of ``trace`` under the default plan (each step with a thought before the answer, each observed tool
-    output), counted without planning an audit: what coverage counts for a run whose audit failed as a whole."""
+    output, each state a state link edits), counted without planning an audit: what coverage counts for a run whose
+    audit failed as a whole."""
     thoughts = sum(1 for s in trace.steps if not s.is_final and s.thought.strip())
     outputs = sum(1 for s in trace.steps if not s.is_final for c in s.tool_calls if _observed(c))
-    return RunUnits(thoughts=thoughts, outputs=outputs, by_link={}, run_calls=len(trace.steps), budget_calls=None,
-                    planned_calls=0, agents=trace.agents_started)  # fmt: skip
+    specs = [spec for spec in links_registry.registered() if spec.unit == "state"]
+    states = sum(1 for s in trace.steps for c in s.tool_calls if any(_writes(p, c, trace, s.index) for p in specs))
+    return RunUnits(thoughts=thoughts, outputs=outputs, states=states, by_link={}, run_calls=len(trace.steps),
+                    budget_calls=None, planned_calls=0, agents=trace.agents_started)  # fmt: skip
 
 
-def _output_steps(trace: Trace, links: Sequence[LinkSpec]) -> list[int]:
-    """Every step before the answer with a tool output of an output link, thought or not: those links' units."""
-    specs = [spec for spec in links if spec.unit == "output"]
-    return [s.index for s in trace.steps if not s.is_final and any(_outputs(p, c) for p in specs for c in s.tool_calls)]
+def _call_steps(trace: Trace, links: Sequence[LinkSpec]) -> list[int]:
+    """Every step before the answer with a tool output of an output link or a state of a state link, thought or not:
+    those links' units."""
+    outputs = [spec for spec in links if spec.unit == "output"]
+    states = [spec for spec in links if spec.unit == "state"]
+    return [
+        s.index
+        for s in trace.steps
+        if not s.is_final
+        and (
+            any(_outputs(p, c) for p in outputs for c in s.tool_calls)
+            or any(_writes(p, c, trace, s.index) for p in states for c in s.tool_calls)
+        )
+    ]
 
 
 def plan(
@@ -289,8 +314,9 @@ def plan(
     swapped = any(n in OBSERVATIONS for n in names)
     together = not units and not isinstance(step, str | int)
     targets = [tuple(chosen)] if together else [(k,) for k in chosen]
-    if units and swapped:  # the observation link's units: every step with an output, thought or not
-        targets = sorted({*targets, *((k,) for k in _output_steps(trace, specs))})
+    if units:  # the output and state links' units: every step with an output or a state, thought or not
+        calls = [spec for spec in specs if spec.unit == "state" or swapped]
+        targets = sorted({*targets, *((k,) for k in _call_steps(trace, calls))})
     planned: list[PlannedAudit] = []
     for steps in targets:
         thought = trace.step(steps[0]).thought
@@ -306,7 +332,22 @@ def plan(
                         for v in range(budget)
                     ]
                     continue
-                calls = trace.step(steps[0]).tool_calls
+                step_calls = trace.step(steps[0]).tool_calls
+                if spec.unit == "state":
+                    if units:
+                        planned += [
+                            PlannedAudit(
+                                kind=kind,
+                                steps=steps,
+                                selection=selection,
+                                link=spec.name,
+                                call_index=i,
+                                output=state_unit(call, i),
+                            )
+                            for i, call in enumerate(step_calls)
+                            if _writes(spec, call, trace, steps[0])
+                        ]
+                    continue
                 variants = range(observation_swaps if kind in OBSERVATIONS else 1)
                 planned += [
                     PlannedAudit(
@@ -318,7 +359,7 @@ def plan(
                         output=output_unit(call, i),
                         variant=v,
                     )
-                    for i, call in enumerate(calls)
+                    for i, call in enumerate(step_calls)
                     if _outputs(spec, call)
                     for v in variants
                 ]

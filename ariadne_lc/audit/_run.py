@@ -34,10 +34,11 @@ from ariadne_lc.audit._made import MULTI_SEPARATOR, Made, Ran, control_intervent
 from ariadne_lc.audit._observe import context_edit, value_decisiveness, value_verdict
 from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, PlannedAudit
 from ariadne_lc.audit._pool import RecordedValues, argument_history, argument_values
+from ariadne_lc.audit._todo import TodoEdit, render, state_edit, todo_gate
 from ariadne_lc.errors import AriadneError
 from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType, is_control
 from ariadne_lc.interventions.action_model import ModelActionReader
-from ariadne_lc.interventions.actions import call_similarity, tool_specs
+from ariadne_lc.interventions.actions import ImpliedAction, RuleActionReader, call_similarity, tool_specs
 from ariadne_lc.interventions.observations import (
     ObservationEdit,
     ObservationSwapper,
@@ -107,6 +108,8 @@ class Runner:
         strategy = links.get(planned.link).strategy
         if strategy == "rerun_step":
             return (yield from self._run_action(trace, planned))
+        if strategy == "rerun_state":
+            return (yield from self._run_todo(trace, planned))
         original = self._scored(trace.final_answer or "")
         if not original.strip():
             return Ran(None, None, None, None, None, None, unscored=self._empty("recorded"))
@@ -342,6 +345,58 @@ class Runner:
         if call_similarity(recorded, [(c.name, c.args) for c in derived.calls]) == 1.0:
             return None
         return derived
+
+    def _run_todo(self, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
+        """The ``todo->action`` audit (:mod:`._todo`): the list edited so that its next item is another, kept when
+        the action that item implies changed; the next model turn re-run on the edited state, its calls compared."""
+        k = planned.steps[0]
+        step = trace.step(k)
+        call = step.tool_calls[planned.call_index or 0]
+        todos = list(call.args.get("todos") or [])
+        original = render(todos)
+        made: Made | None = None
+        error: Exception | None = None
+        implied: ImpliedAction | None = None
+        edit: TodoEdit | None = None
+        with self.spans.stage("intervene") as stage:
+            try:
+                if planned.kind == ControlType.RERUN:
+                    edit = TodoEdit(tuple(todos), f"control:{ControlType.RERUN}")
+                    made = Made({k: Intervention(type=planned.kind, original=original, intervened=original,
+                                                 applicable=True, method=edit.method)})  # fmt: skip
+                else:
+                    tools = tool_specs(self.replayer.tools_for(trace, k))
+                    reader = self.actions.reader if self.actions is not None else RuleActionReader()
+                    edit, record, implied = yield from todo_gate(reader, trace.query, todos, tools)
+                    kind = planned.kind if planned.kind != DECISIVE else "todo"
+                    made = Made(
+                        {k: Intervention(type=kind, original=original, intervened=render(edit.todos), applicable=True,
+                                         method=edit.method) if edit is not None and record.outcome == "decisive"
+                         else Intervention.not_applicable(kind, original, record.outcome)},
+                        {k: record},
+                    )  # fmt: skip
+            except Exception as exc:
+                error = _stage_failed(stage, "intervention", trace, planned, exc)
+        if made is None or not made.applicable or edit is None:
+            return Ran(made, None, None, None, None, error)
+        derived: DerivedAction | None = None
+        replayer, todo = self.replayer, state_edit(call, step.message_id, edit.todos)
+        with self.spans.stage("replay") as stage:
+            try:
+                derived = yield Call(
+                    lambda: replayer.derive_next_action(trace, k, todo, changes=2),
+                    lambda: replayer.aderive_next_action(trace, k, todo, changes=2),
+                )
+            except Exception as exc:
+                error = _stage_failed(stage, "to-do re-run", trace, planned, exc)
+        if derived is None:
+            return Ran(made, None, None, None, None, error)
+        if derived.unchecked is not None and not self.allow_unchecked:
+            reason = Unchecked(derived.unchecked).reason()
+            return Ran(made, None, None, None, None, error, derived=derived, unscored=reason)
+        verdict = action_verdict(trace.step(k + 1).tool_calls, derived, implied, self.tau)
+        similarity = Similarity(value=verdict.similarity, method="calls")
+        return Ran(made, None, None, None, similarity, error, derived=derived, action=verdict)
 
     def _derive(self, trace: Trace, k: int, thought: str) -> Flow[DerivedAction]:
         """The step's model re-run with ``thought``, once per (trace, step, thought), even when a batch's threads

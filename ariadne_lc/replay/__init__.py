@@ -63,6 +63,7 @@ from ariadne_lc.replay._derive import (
     StepContext,
     ToolCallDeriver,
 )
+from ariadne_lc.replay._fork import StateEdit
 from ariadne_lc.replay._replayer import Replayer
 from ariadne_lc.replay._types import (
     DEFAULT_MAX_TURNS,
@@ -84,6 +85,7 @@ __all__ = [
     "FunctionDeriver",
     "ReplayResult",
     "Replayer",
+    "StateEdit",
     "StepContext",
     "ToolCallDeriver",
     "ToolPolicy",

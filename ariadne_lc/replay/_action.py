@@ -23,7 +23,9 @@ link at all: ``tools_executed`` counts the tool starts the re-run saw, and stays
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,17 +33,17 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage
 
 from ariadne_lc._thoughts import prefill_of
-from ariadne_lc._twin import Flow
-from ariadne_lc.errors import NotReplayableError
+from ariadne_lc._twin import Call, Flow
+from ariadne_lc.errors import NotReplayableError, ReplayError
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import AgentModel, StepContext, ToolCallDeriver, derive
 from ariadne_lc.replay._drive import Counter, Replaying, check_step, deepest
-from ariadne_lc.replay._fork import Level, copy_levels
-from ariadne_lc.replay._inputs import check_input, target_of
+from ariadne_lc.replay._fork import Level, StateEdit, copy_levels
+from ariadne_lc.replay._inputs import CheckTarget, Unchecked, check_input, next_step, target_of
 from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_PREFILL, ARIADNE_REPLAY
 from ariadne_lc.trace import ToolCall, Trace
 
-__all__ = ["ActionSource", "DerivedAction", "action_flow", "invalid_calls"]
+__all__ = ["ActionSource", "DerivedAction", "action_flow", "invalid_calls", "state_flow"]
 
 ActionSource = ToolCallDeriver | Literal["middleware"]
 """Who re-runs the step's model: the graph's own middleware, or a deriver."""
@@ -54,7 +56,7 @@ class DerivedAction:
     calls: tuple[ToolCall, ...]
     """The calls it made (empty: no call), never executed."""
     deriver: str
-    """``middleware`` or the deriver's name."""
+    """``middleware``, ``node`` (the node re-run as it is, on an edited state) or the deriver's name."""
     model_calls: int
     """Model calls the re-run made (1 for the middleware, what the deriver's model reported otherwise)."""
     tools_executed: int
@@ -129,16 +131,60 @@ def action_flow(
             calls, source.name, made, ran, invalid_calls(calls, tools), input_checked=_checks(source) and not unchecked,
             unchecked=None if unchecked is None else unchecked.why,
         )  # fmt: skip
+    # the start of the reply in the model's own format: <think> + the edited reasoning, or reasoning_content
+    prefill = {ARIADNE_PREFILL: prefill_of(original, thought)}
+    target = target_of(trace, [step], rerun=True)
+    return (yield from _resumed(replayer, levels, index, counter, config, prefill, None, target, "middleware"))
+
+
+def state_flow(
+    replayer: Replaying, trace: Trace, index: int, edit: Callable[[Mapping[str, Any]], StateEdit], changes: int
+) -> Flow[DerivedAction]:
+    """Re-run the model turn after step ``index`` with the state ``edit`` makes of the state before it (what a tool of
+    step ``index`` wrote, changed where the agent reads it: the ``todo->action`` link); its calls, never run. Its
+    input must be the recorded one with ``changes`` messages changed, from step ``index``'s own message on."""
+    step = check_step(trace, index, thought_needed=False)
+    after = next_step(trace, step)
+    if after is None:
+        raise NotReplayableError(f"step {index} of trace {trace.trace_id} has no later model turn to re-run")
+    check_step(trace, after.index, thought_needed=False)
+    levels, _ = yield from replayer.locate(after)
+    counter = Counter()
+    config: dict[str, Any] = {"callbacks": [counter], "metadata": {ARIADNE_REPLAY: True}, "tags": ["ariadne-replay"]}
+    recorded = after.model_input
+    target: CheckTarget | Unchecked
+    if recorded is None:
+        target = Unchecked(f"step {after.index} recorded no model input (an older trace, or a LangGraph Server thread)")
+    else:
+        at = next((i for i, m in enumerate(recorded.messages) if f":{step.message_id}:" in m), None)
+        if at is None:
+            target = Unchecked(f"step {after.index}'s recorded input does not hold step {index}'s message")
+        else:
+            where = f"step {after.index}'s model call (it reads what step {index}'s tool wrote)"
+            target = CheckTarget(recorded, at, 0, False, where, changes=changes, edited=True)
+    made = edit(levels[-1].before.values)
+    return (yield from _resumed(replayer, levels, after.index, counter, config, {}, made, target, "node"))
+
+
+def _resumed(
+    replayer: Replaying,
+    levels: list[Level],
+    index: int,
+    counter: Counter,
+    config: dict[str, Any],
+    configurable: Mapping[str, Any],
+    edit: StateEdit | None,
+    target: CheckTarget | Unchecked,
+    deriver: str,
+) -> Flow[DerivedAction]:
+    """Step ``index``'s node run once more in an isolated copy of the state before it (``edit`` applied), stopped
+    before its tools: the calls its model wrote, its input checked against ``target``; ``deriver``: how results name
+    the re-run (``middleware``: the prefill through AriadneMiddleware; ``node``: the node as it is)."""
     thread = f"ariadne-action-{uuid.uuid4()}"
     iso_saver = _in_memory_saver()
-    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread, replayer.channels_of)
-    iso = replayer.isolated_graph(iso_saver, intercept=True)
-    # the start of the reply in the model's own format: <think> + the edited reasoning, or reasoning_content
-    config["configurable"] = {
-        "thread_id": thread,
-        ARIADNE_PREFILL: prefill_of(original, thought),
-        ARIADNE_MODEL_INPUTS: counter.inputs,
-    }
+    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread, replayer.channels_of, edit=edit)
+    iso = replayer.isolated_graph(iso_saver, intercept=True, guard=[])
+    config["configurable"] = {"thread_id": thread, **configurable, ARIADNE_MODEL_INPUTS: counter.inputs}
     config["recursion_limit"] = 10
     yield _ops.invoke(iso, None, config)
     snapshot = yield _ops.state(iso, {"configurable": {"thread_id": thread}})
@@ -146,18 +192,19 @@ def action_flow(
     known = {m.id for m in levels[-1].before.values["messages"]}
     written = [m for m in level.values.get("messages", ()) if isinstance(m, AIMessage) and m.id not in known]
     if not written:
+        node = levels[-1].node
         raise NotReplayableError(
-            f"the re-run of step {index}'s model wrote no message: its node ({step.node!r}) did not run again from "
-            "the checkpoint before it"
+            f"the re-run of step {index}'s model wrote no message: its node ({node!r}) did not run again from the "
+            "checkpoint before it"
         )
-    unchecked = check_input(target_of(trace, [step], rerun=True), counter.inputs)
+    unchecked = check_input(target, counter.inputs)
     calls = _calls(written[0])
     return DerivedAction(
         calls=calls,
-        deriver="middleware",
+        deriver=deriver,
         model_calls=counter.model_calls,
         tools_executed=counter.tool_calls,
-        invalid=invalid_calls(calls, tools),
+        invalid=invalid_calls(calls, replayer.tools_of(levels[-1].ns)),
         fork_checkpoint_id=levels[-1].before.config["configurable"]["checkpoint_id"],
         replay_thread_id=thread,
         text=written[0].text,
@@ -166,8 +213,10 @@ def action_flow(
     )
 
 
-class _Captured(Exception):
-    """Raised by :class:`_Capture` to stop a model call before the model runs."""
+class _Captured(BaseException):
+    """Raised by :class:`_Capture` to stop a model call before the model runs: a ``BaseException``, so that neither
+    LangChain's callback manager (which logs an ``Exception`` from a handler) nor a retrying middleware takes it for a
+    failure of the model."""
 
 
 class _Capture(BaseCallbackHandler):
@@ -202,9 +251,19 @@ def _prompt_of(replayer: Replaying, levels: list[Level]) -> Flow[tuple[BaseMessa
         "tags": ["ariadne-replay"],
         "recursion_limit": 10,
     }
+    run = _ops.invoke(iso, None, config)
+
+    def now() -> None:
+        with contextlib.suppress(_Captured):
+            run.sync()
+
+    async def later() -> None:
+        with contextlib.suppress(_Captured):
+            await run.async_()
+
     try:
-        yield _ops.invoke(iso, None, config)
-    except Exception:  # the capture's stop (as raised, or wrapped by the graph or a middleware), else a real error
+        yield Call(now, later)
+    except ReplayError:  # the capture's stop, wrapped by a middleware that caught it, else a real error
         if capture.messages is None:
             raise
     return capture.messages

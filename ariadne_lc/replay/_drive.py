@@ -20,7 +20,7 @@ from ariadne_lc.recorder._inputs import model_input
 from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive, with_tool_calls
-from ariadne_lc.replay._fork import Level, copy_levels
+from ariadne_lc.replay._fork import Level, StateEdit, copy_levels
 from ariadne_lc.replay._inputs import CheckTarget, Unchecked, check_input, same_messages, target_of
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._tools import Served, serve
@@ -273,9 +273,12 @@ def _handed_back_flow(replayer: Replaying, trace: Trace, step: Step, call: ToolC
     check_step(trace, after.index, thought_needed=False)
     levels, _ = yield from replayer.locate(after)
     run = _Run(replayer, trace, after, early=False)
-    iso_saver, texts = InMemorySaver(), {back.message_id: text}
-    saver = replayer.graph.checkpointer
-    yield from copy_levels(saver, levels, iso_saver, run.thread, replayer.channels_of, texts=texts)
+    held = next((m for m in levels[-1].before.values["messages"] if m.id == back.message_id), None)
+    if held is None:
+        raise NotReplayableError(f"the result handed back is not in the state before step {after.index}")
+    edit = StateEdit(messages={back.message_id: held.model_copy(update={"content": text})})
+    iso_saver = InMemorySaver()
+    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, run.thread, replayer.channels_of, edit=edit)
     guard: list[str] = []  # the agents handed to: reaching one again would run it (and its tools) for real
     iso = replayer.isolated_graph(iso_saver, intercept=True, guard=guard)
     recorded = after.model_input

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.channels import BinaryOperatorAggregate, DeltaChannel
 
 from ariadne_lc._twin import Flow
@@ -33,7 +33,7 @@ from ariadne_lc.replay import _ops
 from ariadne_lc.replay._history import Histories, HistoryIndex
 from ariadne_lc.trace import Step
 
-__all__ = ["Level", "copy_levels", "locate", "path_of", "relative"]
+__all__ = ["Level", "StateEdit", "copy_levels", "locate", "path_of", "relative"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,13 +188,27 @@ def _whole(level: Level, saver: Any, channels: Mapping[str, Any], names: list[st
     return values
 
 
-def _edited(values: Mapping[str, Any], texts: Mapping[str, str]) -> dict[str, Any]:
-    """``values`` with the content of each message named in ``texts`` (by id) replaced."""
-    messages = values.get("messages")
-    if not texts or not isinstance(messages, list):
-        return dict(values)
-    edited = [m.model_copy(update={"content": texts[m.id]}) if getattr(m, "id", None) in texts else m for m in messages]
-    return {**values, "messages": edited}
+@dataclass(frozen=True, slots=True)
+class StateEdit:
+    """What a copy changes in the state it copies, at every level that holds it: the one thing a replay changes when
+    it is not a step's own message (what an agent handed back, a to-do list a tool wrote)."""
+
+    messages: Mapping[str, BaseMessage] = field(default_factory=dict)
+    """Message id -> the message that takes its place."""
+    channels: Mapping[str, Any] = field(default_factory=dict)
+    """Channel -> its new value, where the level's graph has that channel."""
+
+    def names(self, channels: Mapping[str, Any]) -> list[str]:
+        """The channels it changes among ``channels``."""
+        return [*(["messages"] if self.messages else []), *(c for c in self.channels if c in channels)]
+
+    def apply(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(values)
+        messages = out.get("messages")
+        if self.messages and isinstance(messages, list):
+            out["messages"] = [self.messages.get(getattr(m, "id", None) or "", m) for m in messages]
+        out.update({name: value for name, value in self.channels.items() if name in out})
+        return out
 
 
 def copy_levels(
@@ -204,11 +218,10 @@ def copy_levels(
     thread: str,
     channels_of: Callable[[str], Mapping[str, Any]],
     *,
-    texts: Mapping[str, str] | None = None,
+    edit: StateEdit | None = None,
 ) -> Flow[None]:
     """Copy each level's checkpoint before its task into ``thread`` of ``iso_saver`` (see the module docstring);
-    ``channels_of`` gives the channels of the graph at a namespace. ``texts`` (message id -> content): messages whose
-    content the copy holds changed, at every level (what an agent handed back, swapped before its caller reads it)."""
+    ``channels_of`` gives the channels of the graph at a namespace; ``edit``: what the copy changes."""
     for level in levels:
         saved = yield _ops.checkpoint_tuple(saver, level.before.config)
         if saved is None:
@@ -217,10 +230,11 @@ def copy_levels(
         checkpoint = saved.checkpoint
         channels = channels_of(level.ns)
         rebuilt = _rebuilt(channels, checkpoint)
-        if rebuilt or texts:
-            whole = yield from _whole(level, saver, channels, [*rebuilt, *(["messages"] if texts else [])])
-            values = _edited({**checkpoint["channel_values"], **whole}, texts or {})
-            checkpoint = {**checkpoint, "channel_values": values}
+        edited = [] if edit is None else edit.names(channels)
+        if rebuilt or edited:
+            whole = yield from _whole(level, saver, channels, [*rebuilt, *edited])
+            values = {**checkpoint["channel_values"], **whole}
+            checkpoint = {**checkpoint, "channel_values": values if edit is None else edit.apply(values)}
         iso_saver.put(target, checkpoint, saved.metadata, dict(checkpoint["channel_versions"]))
         writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
         for task_id, channel, value in saved.pending_writes or ():

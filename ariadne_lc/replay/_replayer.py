@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, get_args
 
 from langchain_core.language_models import BaseChatModel
@@ -14,10 +14,10 @@ from ariadne_lc._fingerprint import agent_parts_of
 from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.errors import AsyncSaverError, ConfigurationError, NoCheckpointerError, SubgraphNotReplayableError
 from ariadne_lc.records import ReplayMode
-from ariadne_lc.replay._action import ActionSource, DerivedAction, action_flow
+from ariadne_lc.replay._action import ActionSource, DerivedAction, action_flow, state_flow
 from ariadne_lc.replay._derive import AgentModel, ContinuationDeriver, DeriveFunction, ToolCallDeriver, as_deriver
 from ariadne_lc.replay._drive import replay_flow
-from ariadne_lc.replay._fork import Level, locate, path_of
+from ariadne_lc.replay._fork import Level, StateEdit, locate, path_of
 from ariadne_lc.replay._history import Histories
 from ariadne_lc.replay._own import HANDOFF_PREFIXES, agents_of, own_graph_of, reaches_graph
 from ariadne_lc.replay._tools import find_tools
@@ -216,6 +216,24 @@ class Replayer:
         """Async twin of :meth:`derive_action`."""
         replayer, seen = self._for(trace)
         return await run_async(action_flow(replayer, seen, step_index, thought, replayer._source(seen, step_index)))
+
+    def derive_next_action(
+        self, trace: Trace, step_index: int, edit: Callable[[Mapping[str, Any]], StateEdit], *, changes: int
+    ) -> DerivedAction:
+        """The calls the model turn after step ``step_index`` makes when the state before it is changed by ``edit``
+        (given that state, it says what to change: what the step's tool wrote, where the agent reads it); never run.
+        The turn's input must be the recorded one with ``changes`` messages changed (:mod:`~ariadne_lc.replay._action`).
+        """
+        self.check_sync("derive_next_action", "aderive_next_action")
+        replayer, seen = self._for(trace)
+        return run_sync(state_flow(replayer, seen, step_index, edit, changes))
+
+    async def aderive_next_action(
+        self, trace: Trace, step_index: int, edit: Callable[[Mapping[str, Any]], StateEdit], *, changes: int
+    ) -> DerivedAction:
+        """Async twin of :meth:`derive_next_action`."""
+        replayer, seen = self._for(trace)
+        return await run_async(state_flow(replayer, seen, step_index, edit, changes))
 
     def _source(self, trace: Trace, index: int) -> ActionSource:
         source: AnyActionSource | None = self.action_source

@@ -19,8 +19,8 @@ from ariadne_lc.store import SQLiteResultStore
 
 runner = CliRunner()
 UNKNOWN = (
-    "error: unknown --link thought->nowhere; choose from thought-action, observation-answer, thought-answer "
-    "(or thought->action, observation->answer, thought->answer)"
+    "error: unknown --link thought->nowhere; choose from thought-action, observation-answer, thought-answer, "
+    "todo-action (or thought->action, observation->answer, thought->answer, todo->action)"
 )
 
 

@@ -80,7 +80,8 @@ def test_a_job_is_audited_on_the_links_its_plan_names(graph: Any) -> None:
     jobs.add([trace], sample_rate=1.0, plan=AuditPlan(step="auto", interventions=KINDS, links=("thought->answer",)))
     online = OnlineAuditor(graph, jobs=jobs, **FAST)
     try:
-        assert online.auditor.links == ("observation->answer", "thought->answer")  # type: ignore[attr-defined]
+        every = ("observation->answer", "thought->answer", "todo->action")
+        assert online.auditor.links == every  # type: ignore[attr-defined]
         online.start()
         assert online.force_flush(60)
         assert sorted((r.intervention_type, r.link) for r in jobs.list_results()) == [

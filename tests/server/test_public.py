@@ -35,6 +35,7 @@ def test_the_remote_auditor_audits_the_links_it_is_given() -> None:
         assert remote.links == remote.auditor.links == ("observation->answer",)
         other = remote.with_links(["thought->answer"])
         assert other.auditor.links == ("thought->answer",) and other.server is remote.server
-        assert remote.with_links(None).links == ("observation->answer", "thought->answer")  # every link it can
+        every = ("observation->answer", "thought->answer", "todo->action")
+        assert remote.with_links(None).links == every  # every link it can
         with pytest.raises(ConfigurationError, match="AriadneMiddleware"):
             remote.with_links(["thought->action"])
