@@ -332,22 +332,9 @@ def plan(
                         for v in range(budget)
                     ]
                     continue
-                step_calls = trace.step(steps[0]).tool_calls
-                if spec.unit == "state":
-                    if units:
-                        planned += [
-                            PlannedAudit(
-                                kind=kind,
-                                steps=steps,
-                                selection=selection,
-                                link=spec.name,
-                                call_index=i,
-                                output=state_unit(call, i),
-                            )
-                            for i, call in enumerate(step_calls)
-                            if _writes(spec, call, trace, steps[0])
-                        ]
-                    continue
+                state = spec.unit == "state"
+                if state and not units:
+                    continue  # a state unit is planned by the default plan only
                 variants = range(observation_swaps if kind in OBSERVATIONS else 1)
                 planned += [
                     PlannedAudit(
@@ -356,11 +343,11 @@ def plan(
                         selection=selection,
                         link=spec.name,
                         call_index=i,
-                        output=output_unit(call, i),
+                        output=state_unit(call, i) if state else output_unit(call, i),
                         variant=v,
                     )
-                    for i, call in enumerate(step_calls)
-                    if _outputs(spec, call)
+                    for i, call in enumerate(trace.step(steps[0]).tool_calls)
+                    if (_writes(spec, call, trace, steps[0]) if state else _outputs(spec, call))
                     for v in variants
                 ]
     return planned

@@ -39,7 +39,7 @@ from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import AgentModel, StepContext, ToolCallDeriver, derive
 from ariadne_lc.replay._drive import Counter, Replaying, check_step, deepest
 from ariadne_lc.replay._fork import Level, StateEdit, copy_levels
-from ariadne_lc.replay._inputs import CheckTarget, Unchecked, check_input, next_step, target_of
+from ariadne_lc.replay._inputs import CheckTarget, Unchecked, changed_target, check_input, next_step, target_of
 from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_PREFILL, ARIADNE_REPLAY
 from ariadne_lc.trace import ToolCall, Trace
 
@@ -151,17 +151,8 @@ def state_flow(
     levels, _ = yield from replayer.locate(after)
     counter = Counter()
     config: dict[str, Any] = {"callbacks": [counter], "metadata": {ARIADNE_REPLAY: True}, "tags": ["ariadne-replay"]}
-    recorded = after.model_input
-    target: CheckTarget | Unchecked
-    if recorded is None:
-        target = Unchecked(f"step {after.index} recorded no model input (an older trace, or a LangGraph Server thread)")
-    else:
-        at = next((i for i, m in enumerate(recorded.messages) if f":{step.message_id}:" in m), None)
-        if at is None:
-            target = Unchecked(f"step {after.index}'s recorded input does not hold step {index}'s message")
-        else:
-            where = f"step {after.index}'s model call (it reads what step {index}'s tool wrote)"
-            target = CheckTarget(recorded, at, 0, False, where, changes=changes, edited=True)
+    what = f"what step {index}'s tool wrote"
+    target = changed_target(after, step.message_id, changes=changes, edited=True, what=what)
     made = edit(levels[-1].before.values)
     return (yield from _resumed(replayer, levels, after.index, counter, config, {}, made, target, "node"))
 

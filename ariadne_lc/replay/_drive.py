@@ -21,7 +21,7 @@ from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive, with_tool_calls
 from ariadne_lc.replay._fork import Level, StateEdit, copy_levels
-from ariadne_lc.replay._inputs import CheckTarget, Unchecked, check_input, same_messages, target_of
+from ariadne_lc.replay._inputs import CheckTarget, Unchecked, changed_target, check_input, same_messages, target_of
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._tools import Served, serve
 from ariadne_lc.replay._types import ReplayResult, ToolPolicy
@@ -281,17 +281,8 @@ def _handed_back_flow(replayer: Replaying, trace: Trace, step: Step, call: ToolC
     yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, run.thread, replayer.channels_of, edit=edit)
     guard: list[str] = []  # the agents handed to: reaching one again would run it (and its tools) for real
     iso = replayer.isolated_graph(iso_saver, intercept=True, guard=guard)
-    recorded = after.model_input
-    target: CheckTarget | Unchecked
-    if recorded is None:
-        target = Unchecked(f"step {after.index} recorded no model input (an older trace, or a LangGraph Server thread)")
-    else:
-        at = next((i for i, m in enumerate(recorded.messages) if f":{back.message_id}:" in m), None)
-        if at is None:
-            target = Unchecked(f"step {after.index}'s recorded input does not hold the result handed back")
-        else:
-            where = f"step {after.index}'s model call (it reads the result handed back)"
-            target = CheckTarget(recorded, at, 0, False, where, changes=1, edited=text != back.text)
+    what = "the result handed back"
+    target = changed_target(after, back.message_id, changes=1, edited=text != back.text, what=what)
     served = Served(trace)
     return (yield from run.on(iso, levels, served, target, intercept=True, forked=None, deriver=None, guard=guard))
 

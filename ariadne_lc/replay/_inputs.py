@@ -42,7 +42,16 @@ from typing import Final
 from ariadne_lc.errors import ReplayInputMismatchError
 from ariadne_lc.trace import ModelInput, Step, Trace
 
-__all__ = ["UNCHECKED", "CheckTarget", "Unchecked", "check_input", "next_step", "same_messages", "target_of"]
+__all__ = [
+    "UNCHECKED",
+    "CheckTarget",
+    "Unchecked",
+    "changed_target",
+    "check_input",
+    "next_step",
+    "same_messages",
+    "target_of",
+]
 
 
 def _kind(entry: str) -> str:
@@ -148,6 +157,22 @@ def target_of(
     changes = len(steps) + swapped
     first_edited = any(s.message_id == steps[0].message_id for s in edited)
     return CheckTarget(recorded, edit, 0, new_calls, f"step {after.index}'s model call", changes, first_edited)
+
+
+def changed_target(
+    after: Step, message_id: str | None, *, changes: int, edited: bool, what: str
+) -> CheckTarget | Unchecked:
+    """The check of a re-run of step ``after`` whose state was changed from message ``message_id`` on (``what`` it
+    reads there, for the error): its recorded input with ``changes`` messages changed from that message on, the
+    message itself changed when ``edited``; :class:`Unchecked` when nothing recorded tells where that message is."""
+    recorded = after.model_input
+    if recorded is None:
+        return Unchecked(f"step {after.index} recorded no model input (an older trace, or a LangGraph Server thread)")
+    at = next((i for i, m in enumerate(recorded.messages) if message_id and _id(m) == message_id), None)
+    if at is None:
+        return Unchecked(f"step {after.index}'s recorded input does not hold {what}")
+    where = f"step {after.index}'s model call (it reads {what})"
+    return CheckTarget(recorded, at, 0, False, where, changes=changes, edited=edited)
 
 
 def same_messages(a: ModelInput, b: ModelInput) -> bool:
