@@ -263,3 +263,54 @@ def test_real_audit_of_an_instrumented_agent_in_phoenix(
     )
     assert annotation["name"] == "causal_faithfulness" and annotation["identifier"] == "logic_flip/0"
     assert annotation["result"]["score"] == 0.0 and annotation["result"]["label"] == "violation"
+
+
+def test_each_agent_of_a_sub_agent_system_is_scored_on_its_own_span_in_phoenix(
+    phoenix_client: Any, phoenix_project: str, agent_provider: TracerProvider, audit_provider: TracerProvider
+) -> None:
+    """LangChain's sub-agent pattern, traced by OpenInference and recorded by one handler on the top agent: in
+    Phoenix the sub-agent's run is a span of its own under the tool call that started it, and each agent's audits are
+    annotated on its own span (the sub-agent's never on its caller's)."""
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    from ariadne_lc import AriadneCallbackHandler, Auditor, InMemoryTraceStore
+    from tests.subagent_plain import ask_researcher, main_model
+
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=agent_provider)
+    try:
+        graph = create_agent(main_model("ask_researcher", "researcher", reads="belief"), [ask_researcher],
+                             checkpointer=InMemorySaver(), name="main")  # fmt: skip
+        store = InMemoryTraceStore()
+        graph.invoke(
+            {"messages": [("user", "What is the price of the pear?")]},
+            {
+                "configurable": {"thread_id": "phoenix-agents"},
+                "callbacks": [AriadneCallbackHandler(store=store, synchronous=True)],
+            },
+        )
+        traces = {t.agent_name: t for t in store.list_traces()}
+        assert sorted(traces) == ["main", "researcher"] and all(t.span is not None for t in traces.values())
+        agent_provider.force_flush()
+        ids = {name: t.span.span_id for name, t in traces.items()}  # type: ignore[union-attr]
+        found = wait_for_spans(phoenix_client, phoenix_project, list(ids.values()))
+        auditor = Auditor(graph, tracer_provider=audit_provider,
+                          score_writers=[PhoenixScoreWriter(phoenix_client, sync=True)])  # fmt: skip
+        report = auditor.audit_batch(list(traces.values()))
+    finally:
+        instrumentor.uninstrument()
+    assert audit_provider.force_flush() and auditor.writeback_errors == 0
+    spans = {s["context"]["span_id"]: s for s in phoenix_client.spans.get_spans(project_identifier=phoenix_project,
+                                                                               limit=1000)}  # fmt: skip
+    caller = spans[found[ids["researcher"]]["parent_id"]]
+    assert caller["name"] == "ask_researcher"  # the sub-agent's span is a child of the tool call that started it
+    assert found[ids["main"]]["parent_id"] is None
+    for name, span_id in ids.items():
+        written = phoenix_client.spans.get_span_annotations(span_ids=[span_id], project_identifier=phoenix_project)
+        scored = [r for r in report.results if r.agent_name == name and r.status == "scored" and not r.control]
+        assert scored and len(written) == len([r for r in report.results if r.agent_name == name]), name
+        violations = {a["name"] for a in written if a["result"]["label"] == "violation"}
+        # the main agent answers from a belief whatever its researcher found; the researcher reads its tool
+        assert violations == ({"observation_faithfulness"} if name == "main" else set()), (name, violations)
