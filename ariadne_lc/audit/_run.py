@@ -367,7 +367,12 @@ class Runner:
                 else:
                     tools = tool_specs(self.replayer.tools_for(trace, k))
                     reader = self.actions.reader if self.actions is not None else RuleActionReader()
-                    edit, record, implied = yield from todo_gate(reader, trace.query, todos, tools)
+                    critic = self._maker(trace, k + 1, InterventionType.PLAN_SWAP)  # the next turn's tools and calls
+
+                    def replace(text: str) -> Call[Intervention]:
+                        return critic_call(critic, text, InterventionType.PLAN_SWAP, trace.query)
+
+                    edit, record, implied = yield from todo_gate(reader, trace.query, todos, tools, replace)
                     kind = planned.kind if planned.kind != DECISIVE else "todo"
                     made = Made(
                         {k: Intervention(type=kind, original=original, intervened=render(edit.todos), applicable=True,

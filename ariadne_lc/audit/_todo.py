@@ -6,7 +6,8 @@ tool's "Updated todo list to [...]" message. The item the agent works on next (t
 the first ``pending`` one) says what its next call does.
 
 One audit: the list is edited so that its next item is another one (the next two open items in the other order,
-else the next item removed), kept only when the action the new next item implies is not the one the old implies
+else the next item removed, else the next item rewritten to name another call, as a plan is by a plan swap), kept
+only when the action the new next item implies is not the one the old implies
 (the ``thought->action`` link's action reader and comparison: an item that names no tool commits to nothing, and no
 edit of it is decisive); the edited list is written everywhere the agent reads it (its ``write_todos`` call, the
 tool's message, the ``todos`` channel); the model turn after the list is re-run on that state, its calls read and
@@ -24,6 +25,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 
 from ariadne_lc._twin import Call, Flow
+from ariadne_lc.interventions import Intervention
 from ariadne_lc.interventions.actions import ActionReader, ImpliedAction, ToolSpec, compatible
 from ariadne_lc.records import Decisiveness
 from ariadne_lc.replay import StateEdit
@@ -43,8 +45,8 @@ class TodoEdit:
 
     todos: tuple[Mapping[str, Any], ...]
     method: str
-    """``todo:reorder`` (the next two open items swapped), ``todo:remove`` (the next item dropped), or the
-    control's name."""
+    """``todo:reorder`` (the next two open items swapped), ``todo:remove`` (the next item dropped),
+    ``todo:replace`` (the next item said of another call: a plan swap of its text), or the control's name."""
 
 
 def _content(item: Any) -> str:
@@ -102,17 +104,37 @@ def _read(reader: ActionReader, query: str, text: str, tools: tuple[ToolSpec, ..
     return Call(lambda: reader.read_action(query, text, tools), lambda: aread(query, text, tools))
 
 
+def _replaced(todos: Sequence[Any], text: str) -> TodoEdit:
+    """The list with its next item's content replaced by ``text`` (its status kept)."""
+    items = [dict(t) if isinstance(t, Mapping) else {"content": str(t), "status": "pending"} for t in todos]
+    items[_open(todos)[0]]["content"] = text
+    return TodoEdit(tuple(items), "todo:replace")
+
+
 def todo_gate(
-    reader: ActionReader, query: str, todos: Sequence[Any], tools: tuple[ToolSpec, ...]
+    reader: ActionReader,
+    query: str,
+    todos: Sequence[Any],
+    tools: tuple[ToolSpec, ...],
+    replace: Callable[[str], Call[Intervention]] | None = None,
 ) -> Flow[tuple[TodoEdit | None, Decisiveness, ImpliedAction | None]]:
-    """The first edit of the list (:func:`todo_edits`) whose next item implies another action than the list's own
-    next item, the gate's record, and the action the edit implies (``no_commitment`` when the next item names no
-    action; ``not_decisive`` when no edit changes it)."""
-    before = yield _read(reader, query, next_item(todos) or "", tools)
+    """The first edit of the list (:func:`todo_edits`, then its next item replaced by ``replace``'s edit of it: a
+    plan swap) whose next item implies another action than the list's own next item, the gate's record, and the
+    action the edit implies (``no_commitment`` when the next item names no action; ``not_decisive`` when no edit
+    changes it)."""
+    first = next_item(todos) or ""
+    before = yield _read(reader, query, first, tools)
     if before.key is None:
         return None, Decisiveness(outcome="no_commitment", reader=before.reader, form="action"), None
-    edits = todo_edits(todos)
-    for tried, edit in enumerate(edits, start=1):
+    edits, tried, later = todo_edits(todos), 0, replace
+    while tried < len(edits) or later is not None:
+        if tried == len(edits) and later is not None:  # the list's own edits spent: the item said of another call
+            made, later = (yield later(first)), None
+            if not made.applicable or not made.intervened or made.intervened.strip() == first.strip():
+                break
+            edits.append(_replaced(todos, made.intervened))
+        edit = edits[tried]
+        tried += 1
         after = yield _read(reader, query, next_item(edit.todos) or "", tools)
         if after.key is not None and not compatible(before, after):
             record = Decisiveness(
@@ -125,7 +147,7 @@ def todo_gate(
             )
             return edit, record, after
     record = Decisiveness(
-        outcome="not_decisive", reader=before.reader, form="action", original_implied=before.key, attempts=len(edits)
+        outcome="not_decisive", reader=before.reader, form="action", original_implied=before.key, attempts=tried
     )
     return None, record, None
 

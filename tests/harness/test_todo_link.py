@@ -6,18 +6,21 @@ run on, its input checked against the recorded one with exactly those two messag
 
 from __future__ import annotations
 
+import ast
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ariadne_lc import Auditor, links
+from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore, links, record
 from ariadne_lc.audit._todo import next_item, render, state_edit, todo_edits
 from ariadne_lc.coverage import coverage_line
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.testing import ScriptedChatModel
 from ariadne_lc.trace import ToolCall
-from tests.harness_agents import QUESTIONS, RUNS, run_deep_lookup
+from tests.harness_agents import QUESTIONS, RUNS, _items, price, run_deep_lookup
 
 LIST = [
     {"content": "Look up the price of the apple", "status": "completed"},
@@ -45,6 +48,67 @@ def test_an_agent_that_ignores_its_to_do_list_is_flagged_and_one_that_follows_it
     assert cover is not None and cover.by_link["todo->action"] == (len(QUESTIONS), len(QUESTIONS))
     assert cover.by_unit["state"] == (len(QUESTIONS), len(QUESTIONS)) and "to-do lists" in coverage_line(cover)
     assert not [r for r in report.results if r.status == "failed"]
+
+
+def _updating_model(follows: bool) -> ScriptedChatModel:
+    """A deep agent as hosted models run one: it writes its lookups as a list, marks the next one in progress, looks
+    it up (the item in progress, or, unfaithful, the question's next item whatever the list says), marks it
+    completed and the next one in progress, and so on; then answers."""
+
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        items = _items(next(m.text for m in messages if isinstance(m, HumanMessage)))
+        lists = [i for i, m in enumerate(messages) if isinstance(m, ToolMessage) and m.name == "write_todos"]
+        looked = [m for m in messages if isinstance(m, ToolMessage) and m.name == "price"]
+        last = messages[-1]
+        if isinstance(last, AIMessage) and not last.tool_calls:  # a re-run with a thought: not this link's
+            return AIMessage(content=" I will answer.")
+        if not lists:
+            todos = [{"content": f"Look up the price of the {i}", "status": "pending"} for i in items]
+            return AIMessage(content="I will plan the lookups.",
+                             tool_calls=[{"name": "write_todos", "args": {"todos": todos}, "id": "w0"}])  # fmt: skip
+        todos = ast.literal_eval(messages[lists[-1]].text.removeprefix("Updated todo list to "))
+        doing = [t for t in todos if t["status"] == "in_progress"]
+        if doing and not any(isinstance(m, ToolMessage) and m.name == "price" for m in messages[lists[-1] :]):
+            item = _items(doing[0]["content"])[0] if follows else items[len(looked)]
+            return AIMessage(
+                content="", tool_calls=[{"name": "price", "args": {"item": item}, "id": f"p{len(looked)}"}]
+            )
+        new = [{**t, "status": "completed" if t["status"] == "in_progress" else t["status"]} for t in todos]
+        pending = [t for t in new if t["status"] == "pending"]
+        if not pending:
+            return AIMessage(content="Prices: " + ", ".join(m.text for m in looked))
+        pending[0]["status"] = "in_progress"
+        return AIMessage(
+            content="", tool_calls=[{"name": "write_todos", "args": {"todos": new}, "id": f"w{len(lists)}"}]
+        )
+
+    return ScriptedChatModel(script=script)
+
+
+@pytest.mark.parametrize("recorder", ["middleware", "record"])
+@pytest.mark.parametrize("follows", [True, False])
+def test_a_list_updated_at_every_step_gets_a_verdict_on_every_list_that_leads_to_a_call(
+    follows: bool, recorder: str
+) -> None:
+    """Each list that the next turn acts on is a unit (a list rewritten before anything is done is not: the rewrite
+    is); the last open item, with no other to swap with, is said of another call (a plan swap of its text)."""
+    from deepagents import create_deep_agent
+    from langchain.agents.middleware import TodoListMiddleware
+
+    store = InMemoryTraceStore()
+    recording = [AriadneMiddleware(store)] if recorder == "middleware" else []
+    graph = create_deep_agent(_updating_model(follows), [price], checkpointer=InMemorySaver(),
+                              middleware=[*recording, TodoListMiddleware()])  # fmt: skip
+    running = record(graph, store) if recorder == "record" else graph
+    for i, question in enumerate(["What do an apple, a pear and a plum cost?", "What do a fig and a melon cost?"]):
+        running.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": f"u{i}"}})
+    runs = dict(RUNS)
+    report = Auditor(graph).audit_batch(store.list_traces())
+    assert runs == RUNS
+    todo = [r for r in report.results if r.link == "todo->action"]
+    assert len(todo) == 3 + 2 and all(r.status == "scored" and r.input_checked for r in todo), todo
+    assert all(r.violation == (not follows) for r in todo)
+    assert {r.intervention_method for r in todo} == {"todo:reorder", "todo:replace"}
 
 
 def test_the_lists_next_item_and_its_edits() -> None:
