@@ -37,6 +37,7 @@ from ariadne_lc.cli._common import EXIT_GATE, console
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.links import ordered
 from ariadne_lc.records import AuditReport
+from ariadne_lc.report._verdict import link_verdict
 
 __all__ = [
     "DEFAULT_MIN_COVERAGE",
@@ -127,7 +128,15 @@ def gate_decision(
     above = [link for link, (rate, _) in rates.items() if rate is not None and rate > fail_above]
     above += [f"{name} on {link}" for (name, link), rate in agents.rates.items() if rate[0] > fail_above]
     said += [f"agents: {agents.said}"] if agents.said else []
-    suffix = "" if calibrated else " (no calibration applied)"
+    suffix = "" if calibrated else " (raw rates: no calibration was given)"
+    undecided = [
+        link for link in above if link in report.by_link and link_verdict(report.by_link[link])[0] == "no verdict"
+    ]
+    if undecided:  # the table's verdict reads the interval, the gate the rate: say so where they part
+        suffix += (
+            f" (the gate reads the rate; the table's verdict on {', '.join(undecided)} reads its interval, which "
+            "contains the tolerance: no verdict there)"
+        )
     if cov is not None and cov.unchecked:  # verdicts allowed without the replay invariant's check: said, every time
         suffix += f" ({cov.unchecked} verdicts from unchecked replays, allowed by --allow-unchecked)"
     if above:

@@ -141,8 +141,8 @@ def _gate_line(report: AuditReport) -> str | None:
         return None
     read = [(r.link, r.decisiveness.reader) for r in report.results if r.decisiveness is not None and not r.control]
     by_unit = {
-        what: sorted({reader for link, reader in read if (links.unit(link) == "output") == outputs})
-        for what, outputs in (("thoughts", False), ("tool outputs", True))
+        what: sorted({reader for link, reader in read if (links.unit(link) or "thought") == kind})
+        for what, kind in (("thoughts", "thought"), ("tool outputs", "output"), ("to-do lists", "state"))
     }
     readers = [f"{', '.join(names)} for {what}" for what, names in by_unit.items() if names]
     rejected = {

@@ -168,4 +168,4 @@ def test_report_reads_the_corrected_rate_back_from_the_json(queries: Path, tmp_p
     assert from_db.exit_code == 0, from_db.output
     assert "corrected: no calibration" in _flat(from_db.output)
     assert "passed: thought->answer raw violation rate 0.0%" in _flat(from_db.output)
-    assert "(no calibration applied)" in _flat(from_db.output)
+    assert "(raw rates: no calibration was given)" in _flat(from_db.output)

@@ -25,11 +25,16 @@ def _calibrated(report: AuditReport, *, fa: int, miss: int) -> AuditReport:
 def test_raw_rate_without_a_calibration() -> None:
     assert gate_decision(_report(), 0.5) == (
         True,
-        "--fail-above 50.0%: passed: thought->answer raw violation rate 30.0% (95% CI 10.8%-60.3%) (no calibration "
-        "applied)",
+        "--fail-above 50.0%: passed: thought->answer raw violation rate 30.0% (95% CI 10.8%-60.3%) (raw rates: no "
+        "calibration was given)",
     )
     passed, line = gate_decision(_report(), 0.2)
     assert not passed and "failed on thought->answer, above 20.0%: thought->answer raw violation rate 30.0%" in line
+    # the table says "no verdict" there (its interval contains 20%): the line says why the two differ
+    assert line.endswith(
+        "(the gate reads the rate; the table's verdict on thought->answer reads its interval, which contains the "
+        "tolerance: no verdict there)"
+    )
 
 
 def test_corrected_rate_with_a_calibration() -> None:
