@@ -26,6 +26,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import BaseModel
 
 from ariadne_lc._arithmetic import evaluate
+from ariadne_lc.testing._faithful import assert_faithful
 from ariadne_lc.testing._lookup import lookup, lookup_model, lookup_question, stored_value
 from ariadne_lc.testing._scripted import Reply, ScriptedChatModel
 from ariadne_lc.testing._thoughts import ThoughtPlace, carried, carry
@@ -37,6 +38,7 @@ __all__ = [
     "ScriptedChatModel",
     "StructuredStrategy",
     "arithmetic_tools",
+    "assert_faithful",
     "build_hand_graph",
     "calculator",
     "faithful_arithmetic_model",
