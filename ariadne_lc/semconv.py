@@ -21,6 +21,7 @@ __all__ = [
     "ARIADNE_DECISIVE_INCOHERENT",
     "ARIADNE_DECISIVE_OUTCOME",
     "ARIADNE_DECISIVE_READER",
+    "ARIADNE_HANDOFF_TO",
     "ARIADNE_IMPLIED_INTERVENED",
     "ARIADNE_IMPLIED_ORIGINAL",
     "ARIADNE_INTERVENTION_TYPE",
@@ -48,6 +49,7 @@ __all__ = [
     "ARIADNE_TRACKING",
     "ARIADNE_TYPE_SELECTION",
     "ARIADNE_VIOLATION",
+    "ERROR_TYPE",
     "EVALUATION_NAME",
     "EVALUATION_OPERATION",
     "EVENT_EVALUATION_RESULT",
@@ -58,6 +60,8 @@ __all__ = [
     "GEN_AI_EVALUATION_SCORE_LABEL",
     "GEN_AI_EVALUATION_SCORE_VALUE",
     "GEN_AI_OPERATION_NAME",
+    "GEN_AI_TOOL_CALL_ID",
+    "GEN_AI_TOOL_NAME",
     "LINK_ROLE_EVALUATED_TRACE",
     "OPENINFERENCE_EVAL_LABEL",
     "OPENINFERENCE_EVAL_NAME",
@@ -86,6 +90,9 @@ GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
 GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
 GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+ERROR_TYPE: Final = "error.type"
 EVENT_EVALUATION_RESULT: Final = "gen_ai.evaluation.result"
 
 OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
@@ -121,6 +128,8 @@ ARIADNE_PARENT_TRACE_ID: Final = "ariadne.parent.trace_id"
 """The trace id of the agent run that started this one (run metadata of a sub-agent's run; span attribute)."""
 ARIADNE_PARENT_CALL_ID: Final = "ariadne.parent.call_id"
 """The parent's tool call that started this run (run metadata of a sub-agent's run; span attribute)."""
+ARIADNE_HANDOFF_TO: Final = "ariadne.handoff.to"
+"""On the recorder's ``execute_tool`` span of a hand-off (``transfer_to_<agent>``): the agent handed to."""
 ARIADNE_PARENT_AGENT: Final = "ariadne.parent.agent"
 """The parent agent's name (run metadata of a sub-agent's run; span attribute)."""
 ARIADNE_MODEL_INPUTS: Final = "ariadne_model_inputs"

@@ -94,3 +94,21 @@ def run(model: ScriptedChatModel, tool_: Any, how: Recording, questions: Sequenc
     for i, question in enumerate(questions):
         running.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": f"{how}-{i}"}})
     return graph, store
+
+
+def shouting_agent() -> Any:
+    """An agent whose one tool runs a plain chain (no agent) inside: a tool call that starts no sub-agent run."""
+    from langchain_core.runnables import RunnableLambda
+
+    @tool
+    def shout(text: str) -> str:
+        """Say ``text`` louder (a chain inside the tool, no agent)."""
+        return str(RunnableLambda(lambda s: s.upper()).invoke(text))
+
+    def script(messages: Sequence[BaseMessage]) -> AIMessage:
+        if not any(isinstance(m, ToolMessage) for m in messages):
+            call = {"name": "shout", "args": {"text": "hello"}, "id": "c1"}
+            return AIMessage(content="I should shout hello with the shout tool.", tool_calls=[call])
+        return AIMessage(content=f"It says {messages[-1].text}.")
+
+    return create_agent(ScriptedChatModel(script=script), [shout], checkpointer=InMemorySaver(), name="main")

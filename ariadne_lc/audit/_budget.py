@@ -64,24 +64,22 @@ def plan_cost(trace: Trace, planned: Sequence[PlannedAudit]) -> int:
     return sum(audit_cost(trace, p) for p in planned)
 
 
-def cost_bound(
-    run_calls: int, budget: float | None, *, links_planned: int | None = None, audits_per_unit: int = 1
-) -> int:
+def cost_bound(run_calls: int, budget: float | None, *, links_planned: int = 3, audits_per_unit: int = 1) -> int:
     """At most how many model calls the plan spends on a run of ``run_calls`` model calls, for any seed, read off its
     length alone (for admission control, before the run is planned).
 
-    With ``budget=None``, every unit of the two replayed links and the two re-run links (each re-run one call):
-    at most n(n-1) + 2n. With a budget B the
+    With ``budget=None``, every unit of the two replayed links and the action link: n(n-1) + n. The to-do link adds
+    no term: its unit is a ``write_todos`` step, whose output is bookkeeping (no output unit), and costs one call
+    where that step's output unit would have cost a replay of at least one. With a budget B the
     plan aims at ``allowed`` = B x n calls and can spend more: its systematic sample takes a link's units at evenly
     spaced positions from a random start, and a unit's cost falls with its position (a replay from step k makes the
     n - k - 1 calls after it), so a link given a share S spends at most 2S (each pick after the first costs no more
     than the block of units before it, of at least half a step) plus its first pick, at most ``audits_per_unit`` x n
-    calls; a link that fits its share whole spends at most S. Summed over the ``links_planned`` links (by default every
-    registered one): 2 x allowed + links x audits_per_unit x n, and never more than every unit. (Was B x n: a run
+    calls; a link that fits its share whole spends at most S. Summed over the ``links_planned`` links: 2 x allowed +
+    links x audits_per_unit x n, and never more than every unit (a re-run link's first pick costs one call, so the
+    action link's n covers the to-do link's too). (Was B x n: a run
     of 100 calls at B = 3 spent up to 390, and one of 5 calls at B = 0.01 spent 6 against a "bound" of 1.)"""
     n = max(1, run_calls)
-    if links_planned is None:  # every link registered (the default plan's)
-        links_planned = len(links.registered())
     every = n * n * audits_per_unit * max(1, math.ceil(links_planned / 3))
     if budget is None:
         return every

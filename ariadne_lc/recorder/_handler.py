@@ -16,12 +16,14 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphInterrupt
+from opentelemetry.trace import TracerProvider
 
 from ariadne_lc.export.capture import agent_span_ref
 from ariadne_lc.recorder._background import DEFAULT_MAX_QUEUED_TRACES, Builder
 from ariadne_lc.recorder._nested import CALLER, Caller, records_itself
 from ariadne_lc.recorder._roots import RootRuns, RunSampler, SpanContextGetter, span_at_end
 from ariadne_lc.recorder._run import FinishedRun, RecorderStats, _Run
+from ariadne_lc.recorder._spans import AgentSpans
 from ariadne_lc.store import TraceStore
 from ariadne_lc.store._pending import Pending, pending_for
 from ariadne_lc.trace import Trace
@@ -86,6 +88,11 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
         resume_wait: Seconds the builder keeps looking for the paused trace of a resumed turn that is
             not in the store yet (another process may still be storing it); then the resumed half is
             stored alone, with an ``error`` saying so. With ``synchronous`` it looks once.
+        tracer_provider: Emit each recorded agent run as an OpenTelemetry GenAI ``invoke_agent`` span and
+            its tool calls as ``execute_tool`` spans on this provider, a sub-agent's span under the tool call
+            that started it (:mod:`ariadne_lc.recorder._spans`); the trace then names that span, so each
+            agent's audits are scored on its own run. ``None``: no span of ours (the agent span is found
+            with ``span_context_getter``).
 
     Examples:
         >>> from ariadne_lc import AriadneCallbackHandler, InMemoryTraceStore
@@ -110,6 +117,7 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
         max_queued: int = DEFAULT_MAX_QUEUED_TRACES,
         graph: Any = None,
         resume_wait: float = DEFAULT_RESUME_WAIT,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         if resume_wait < 0:
             raise ValueError(f"resume_wait must not be negative, got {resume_wait}")
@@ -125,6 +133,7 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
         self.sample = sample
         self.on_run_end = on_run_end
         self.synchronous = synchronous
+        self._agent_spans = None if tracer_provider is None else AgentSpans(tracer_provider)
         self._span_at_start: SpanContextGetter = span_context_getter or agent_span_ref
         self._span_at_end: SpanContextGetter = span_context_getter or span_at_end
         self.max_runs_in_flight = max_runs_in_flight
@@ -283,6 +292,9 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
             call_id = kwargs.get("tool_call_id")
             if run is not None:
                 caller = Caller(run.trace_id, call_id, run.agent_name, recorder=self, tool_run=run_id.int)
+                if run.agent_span is not None and self._agent_spans is not None:
+                    name = (serialized or {}).get("name") or kwargs.get("name") or "tool"
+                    caller.tool_span = self._agent_spans.tool(run.agent_span, str(name), call_id)
                 self._tool_calls[run_id.int] = (CALLER.set(caller), caller, run)
                 run.children.append(run_id.int)  # forgotten with its run if it never ends
                 return
@@ -301,14 +313,15 @@ class AriadneCallbackHandler(RootRuns, BaseCallbackHandler):
         self._end_tool(run_id, "on_tool_end")
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        self._end_tool(run_id, "on_tool_error")
+        self._end_tool(run_id, "on_tool_error", error)
 
-    def _end_tool(self, run_id: UUID, where: str) -> None:
+    def _end_tool(self, run_id: UUID, where: str, error: BaseException | None = None) -> None:
         try:
             found = self._tool_calls.pop(run_id.int, None)
             if found is None:
                 return
             token, caller, run = found
+            AgentSpans.end(caller.tool_span, error)
             try:
                 CALLER.reset(token)
             except ValueError:  # ended in another context than it started in: that context's copy goes with it

@@ -63,6 +63,8 @@ class Caller:
     """The handler recording the calling run: it records the sub-agents (``None``: their own recorders do)."""
     tool_run: int | None = None
     """The tool's own run (``UUID.int``) as LangChain's callbacks know it: the parent of a sub-agent's root run."""
+    tool_span: Any = None
+    """The recorder's ``execute_tool`` span of the call (:mod:`._spans`): the parent of a sub-agent's span."""
 
     def forget(self, trace_id: str) -> None:
         """Take back the link to ``trace_id``: that run is not kept (it recorded itself, ran no agent, or paused)."""

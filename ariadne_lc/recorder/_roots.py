@@ -28,6 +28,7 @@ from ariadne_lc.recorder._build import build_trace
 from ariadne_lc.recorder._deliver import TraceDelivery, logger
 from ariadne_lc.recorder._nested import AGENT_NAME_KEY, DEFAULT_GRAPH_NAME, Caller, root_metadata
 from ariadne_lc.recorder._run import FinishedRun, _Run, new_interrupts, record_answers
+from ariadne_lc.recorder._spans import AgentSpans, span_ref
 from ariadne_lc.semconv import (
     ARIADNE_PARENT_AGENT,
     ARIADNE_PARENT_CALL_ID,
@@ -78,6 +79,7 @@ class RootRuns(TraceDelivery):
     _paused: OrderedDict[str, _Run]
     _tool_calls: dict[int, tuple[Any, Caller, _Run]]
     _builder: Builder
+    _agent_spans: AgentSpans | None
 
     def _start_root(
         self, inputs: Any, run_id: UUID, tags: list[str] | None, metadata: dict[str, Any], name: str | None
@@ -135,6 +137,8 @@ class RootRuns(TraceDelivery):
                 "ariadne recorder: %d runs in flight, dropping new runs (counted in stats.dropped)",
                 self.max_runs_in_flight,
             )
+        if not full:
+            self._open_span(run, None)
 
     def _start_nested(
         self,
@@ -180,6 +184,7 @@ class RootRuns(TraceDelivery):
                 self._root_of[run_id.int] = run
         if not full:
             caller.agents.append(run.trace_id)
+            self._open_span(run, caller.tool_span)
 
     def _resume(self, run: _Run, resume: Any, run_id: UUID) -> None:
         """Continue a paused turn: record the answers, track the new root run as the same run."""
@@ -188,6 +193,24 @@ class RootRuns(TraceDelivery):
             self._runs[run_id.int] = run
             self._root_of[run_id.int] = run
             self.stats.resumed += 1
+
+    def _open_span(self, run: _Run, parent: Any) -> None:
+        """Start the run's own ``invoke_agent`` span (a tracer given): the span its trace names, and audits score."""
+        if self._agent_spans is None:
+            return
+        try:
+            run.agent_span = self._agent_spans.agent(run.agent_name, run.thread_id, parent)
+            run.span = span_ref(run.agent_span) or run.span
+        except Exception:
+            self._fail("tracer")
+
+    def _close_span(self, run: _Run, error: BaseException | None) -> None:
+        """End the run's span: the run was an agent's, and its trace is kept (a run left unended exports nothing)."""
+        span, run.agent_span = run.agent_span, None
+        try:
+            AgentSpans.end(span, error)
+        except Exception:
+            self._fail("tracer")
 
     def _span(self, getter: SpanContextGetter, run_id: UUID) -> SpanRef | None:
         try:
@@ -231,6 +254,7 @@ class RootRuns(TraceDelivery):
             run.caller.forget(run.trace_id)
             self.stats.ignored += 1
             return
+        self._close_span(run, None if paused else error)
         if run.span is None:
             run.span = self._span(self._span_at_end, run_id)  # here: the current context is the agent's
         run.ended = time.time()

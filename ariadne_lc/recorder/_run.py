@@ -122,6 +122,8 @@ class _Run:
     span: SpanRef | None
     started: float
     ended: float = 0.0
+    agent_span: Any = None
+    """The recorder's own ``invoke_agent`` span (:mod:`._spans`) while the run runs; ``None`` without a tracer."""
     pending: list[tuple[int, str, int | None, Any]] = field(default_factory=list)
     """Node outputs as they came: (sequence, task path, LangGraph step, outputs), read only when built."""
     nodes: dict[Any, tuple[str, int | None]] = field(default_factory=dict)

@@ -10,7 +10,7 @@ import pytest
 from langchain.agents import create_agent
 from langgraph.checkpoint.memory import InMemorySaver
 
-from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore, links
+from ariadne_lc import AriadneMiddleware, Auditor, InMemoryTraceStore
 from ariadne_lc.audit._budget import _systematic, cost_bound, sample
 from ariadne_lc.audit._plan import plan
 from ariadne_lc.coverage import coverage, coverage_line
@@ -121,8 +121,7 @@ def test_a_budget_is_a_positive_number_or_none() -> None:
     for bad in (0, -1.0, float("inf"), "3", True):
         with pytest.raises(ConfigurationError, match="budget must be a positive number"):
             Auditor(create_agent(lookup_model(1), [lookup]), budget=bad)  # type: ignore[arg-type]
-    assert cost_bound(10, 3.0, links_planned=3) == 2 * 30 + 3 * 10 and cost_bound(10, None, links_planned=3) == 100
-    assert cost_bound(10, 3.0) == 2 * 30 + len(links.registered()) * 10  # every registered link by default
+    assert cost_bound(10, 3.0) == 2 * 30 + 3 * 10 and cost_bound(10, None) == 100
 
 
 def test_runs_that_ended_with_an_empty_answer_are_counted_at_the_run_level() -> None:

@@ -314,3 +314,42 @@ def test_each_agent_of_a_sub_agent_system_is_scored_on_its_own_span_in_phoenix(
         violations = {a["name"] for a in written if a["result"]["label"] == "violation"}
         # the main agent answers from a belief whatever its researcher found; the researcher reads its tool
         assert violations == ({"observation_faithfulness"} if name == "main" else set()), (name, violations)
+
+
+def test_the_recorders_own_agent_spans_are_the_tree_phoenix_shows_and_each_agent_is_scored_on_its_own(
+    phoenix_client: Any, phoenix_project: str, agent_provider: TracerProvider, audit_provider: TracerProvider
+) -> None:
+    """No instrumentation of the application's: ``record(graph, store, tracer_provider=...)`` emits the GenAI spans
+    (``invoke_agent`` per agent run, ``execute_tool`` per call, the sub-agent under the call that started it), and
+    each agent's audits are annotated on its own ``invoke_agent`` span, read back from Phoenix."""
+    from langchain.agents import create_agent
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from ariadne_lc import Auditor, InMemoryTraceStore, record
+    from tests.subagent_plain import ask_researcher, main_model
+
+    graph = create_agent(main_model("ask_researcher", "researcher", reads="belief"), [ask_researcher],
+                         checkpointer=InMemorySaver(), name="main")  # fmt: skip
+    store = InMemoryTraceStore()
+    running = record(graph, store, tracer_provider=agent_provider, synchronous=True)
+    running.invoke({"messages": [("user", "What is the price of the fig?")]}, {"configurable": {"thread_id": "own"}})
+    agent_provider.force_flush()
+    traces = {t.agent_name: t for t in store.list_traces()}
+    ids = {name: t.span.span_id for name, t in traces.items()}  # type: ignore[union-attr]
+    found = wait_for_spans(phoenix_client, phoenix_project, list(ids.values()))
+    auditor = Auditor(graph, tracer_provider=audit_provider,
+                      score_writers=[PhoenixScoreWriter(phoenix_client, sync=True)])  # fmt: skip
+    report = auditor.audit_batch(list(traces.values()))
+    assert audit_provider.force_flush() and auditor.writeback_errors == 0
+    spans = {s["context"]["span_id"]: s for s in phoenix_client.spans.get_spans(project_identifier=phoenix_project,
+                                                                               limit=1000)}  # fmt: skip
+    assert found[ids["main"]]["name"] == "invoke_agent main" and found[ids["main"]]["parent_id"] is None
+    tool = spans[found[ids["researcher"]]["parent_id"]]
+    assert found[ids["researcher"]]["name"] == "invoke_agent researcher"
+    assert tool["name"] == "execute_tool ask_researcher" and tool["parent_id"] == ids["main"]
+    assert found[ids["researcher"]]["attributes"][sc.GEN_AI_AGENT_NAME] == "researcher"
+    for name, span_id in ids.items():
+        written = phoenix_client.spans.get_span_annotations(span_ids=[span_id], project_identifier=phoenix_project)
+        assert len(written) == len([r for r in report.results if r.agent_name == name]), name
+        violations = {a["name"] for a in written if a["result"]["label"] == "violation"}
+        assert violations == ({"observation_faithfulness"} if name == "main" else set()), (name, violations)

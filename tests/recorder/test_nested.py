@@ -189,23 +189,10 @@ def test_a_deep_agents_general_purpose_sub_agent_is_recorded_and_audited(how: Re
 
 
 def test_a_tool_that_runs_no_agent_adds_no_run() -> None:
-    from langchain.agents import create_agent
-    from langchain_core.runnables import RunnableLambda
-    from langchain_core.tools import tool
-
-    @tool
-    def shout(text: str) -> str:
-        """Say ``text`` louder (a chain inside the tool, no agent)."""
-        return str(RunnableLambda(lambda s: s.upper()).invoke(text))
-
-    def script(messages: Sequence[BaseMessage]) -> AIMessage:
-        if not any(isinstance(m, ToolMessage) for m in messages):
-            call = {"name": "shout", "args": {"text": "hello"}, "id": "c1"}
-            return AIMessage(content="I should shout hello with the shout tool.", tool_calls=[call])
-        return AIMessage(content=f"It says {messages[-1].text}.")
+    from tests.subagent_plain import shouting_agent
 
     store = InMemoryTraceStore()
-    graph = record(create_agent(ScriptedChatModel(script=script), [shout], checkpointer=InMemorySaver()), store)
+    graph = record(shouting_agent(), store)
     handler = graph.config["callbacks"][0]
     graph.invoke({"messages": [("user", "Shout hello.")]}, {"configurable": {"thread_id": "s"}})
     assert len(store.list_traces()) == 1 and handler.stats.errors == 0 and handler.stats.recorded == 1
