@@ -373,13 +373,15 @@ class Runner:
                         return critic_call(critic, text, InterventionType.PLAN_SWAP, trace.query)
 
                     edit, record, implied = yield from todo_gate(reader, trace.query, todos, tools, replace)
-                    kind = planned.kind if planned.kind != DECISIVE else "todo"
-                    made = Made(
-                        {k: Intervention(type=kind, original=original, intervened=render(edit.todos), applicable=True,
-                                         method=edit.method) if edit is not None and record.outcome == "decisive"
-                         else Intervention.not_applicable(kind, original, record.outcome)},
-                        {k: record},
-                    )  # fmt: skip
+                    if edit is None:
+                        made = Made(
+                            {k: Intervention.not_applicable(planned.kind, original, record.outcome)}, {k: record}
+                        )
+                    else:  # the kind the decisive selector resolved to: todo_reorder, todo_remove, todo_replace
+                        kind = edit.method.replace(":", "_")
+                        intervened = Intervention(type=kind, original=original, intervened=render(edit.todos),
+                                                  applicable=True, method=edit.method)  # fmt: skip
+                        made = Made({k: intervened}, {k: record}, kind=kind)
             except Exception as exc:
                 error = _stage_failed(stage, "intervention", trace, planned, exc)
         if made is None or not made.applicable or edit is None:

@@ -26,7 +26,7 @@ from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._tools import Served, serve
 from ariadne_lc.replay._types import ReplayResult, ToolPolicy
 from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_REPLAY
-from ariadne_lc.trace import ModelInput, Step, ToolCall, Trace
+from ariadne_lc.trace import HandedBack, ModelInput, Step, ToolCall, Trace
 
 
 class Replaying(Protocol):
@@ -246,25 +246,23 @@ def replay_flow(
     return (yield from run.on(iso, levels, served, target, intercept=intercept, forked=forked, deriver=deriver))
 
 
-def _handed_back(trace: Trace, outputs: Mapping[str, str]) -> tuple[Step, ToolCall, str] | None:
-    """The step and hand-off call whose handed-back result ``outputs`` swaps, and the new result (``None``: none)."""
+def _handed_back(trace: Trace, outputs: Mapping[str, str]) -> tuple[Step, HandedBack, str] | None:
+    """The step whose hand-off's result ``outputs`` swaps, that result, and the new one (``None``: none)."""
     for step in trace.steps:
         for call in step.tool_calls:
             text = outputs.get(call.id or "") if call.handed_back is not None else None
-            if text is not None:
+            if text is not None and call.handed_back is not None:
                 if len(outputs) > 1:
                     raise ConfigurationError("a hand-off's result is swapped alone, never beside other outputs")
-                return step, call, text
+                return step, call.handed_back, text
     return None
 
 
-def _handed_back_flow(replayer: Replaying, trace: Trace, step: Step, call: ToolCall, text: str) -> Flow[ReplayResult]:
-    """Serve ``text`` as what the agent ``call`` handed to returned, and replay the caller alone from its next turn:
-    the caller's state before that turn, copied aside with the returned message changed, runs on (the agent handed to
-    never runs again); its turn must read the recorded input with that one message changed."""
-    back = call.handed_back
-    assert back is not None
-    after = next((s for s in trace.steps[step.index + 1 :]), None)
+def _handed_back_flow(replayer: Replaying, trace: Trace, step: Step, back: HandedBack, text: str) -> Flow[ReplayResult]:
+    """Serve ``text`` as what the agent step ``step`` handed to returned (``back``), and replay the caller alone from
+    its next turn: the caller's state before that turn, copied aside with the returned message changed, runs on (the
+    agent handed to never runs again); its turn must read the recorded input with that one message changed."""
+    after = trace.steps[step.index + 1] if step.index + 1 < len(trace.steps) else None
     if after is None:
         raise NotReplayableError(
             f"step {step.index}'s hand-off has no later turn of its caller in trace {trace.trace_id}: nothing read the "

@@ -42,7 +42,7 @@ def test_an_agent_that_ignores_its_to_do_list_is_flagged_and_one_that_follows_it
     assert len(todo) == len(QUESTIONS) and all(r.status == "scored" for r in todo), [r.error for r in todo]
     assert all(r.violation == (not follows) for r in todo)
     assert all(r.input_checked and r.tools_live == 0 and r.model_calls == 1 for r in todo)
-    assert all(r.intervention_method == "todo:reorder" for r in todo)
+    assert all(r.intervention_method == "todo:reorder" and r.intervention_type == "todo_reorder" for r in todo)
     assert all(r.tracking == ("tracks" if follows else "stayed") for r in todo)
     cover = report.coverage
     assert cover is not None and cover.by_link["todo->action"] == (len(QUESTIONS), len(QUESTIONS))
