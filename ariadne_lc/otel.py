@@ -9,6 +9,11 @@ decisiveness gate's decision is on it too (``ariadne.decisive.outcome``, ``.read
 ``.incoherent``), and where the answer went (``ariadne.tracking``), so a backend can count rejected contradictions
 per type.
 
+The event follows ``gen_ai.evaluation.result`` as ``semantic-conventions-genai`` v0.1.0 defines it (development
+status; ``model/gen-ai/events.yaml``): ``gen_ai.evaluation.name`` (required), ``gen_ai.evaluation.score.value`` and
+``.score.label`` where there are, ``gen_ai.evaluation.explanation`` (content), ``error.type`` for an audit that
+failed, and parented to the evaluated span (the agent's run) as the log record's context.
+
 Thoughts, answers, the answers thoughts imply (``ariadne.implied.*``) and explanations are content: they
 are recorded only when content capture is on (the ``capture_content`` flag, or
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``), and pass through the ``redact`` hook first.
@@ -298,6 +303,9 @@ class AuditSpans:
         explanation = self.content(result.explanation or result.inconclusive_reason)
         if explanation is not None:
             event[sc.GEN_AI_EVALUATION_EXPLANATION] = explanation
+        if result.status == "failed":  # the conventions' error attributes: the class of error the audit ended with
+            event[sc.ERROR_TYPE] = result.error_type or "_OTHER"
+            span.set_attribute(sc.ERROR_TYPE, event[sc.ERROR_TYPE])
         if "span" in self.evaluation_events:
             span.add_event(sc.EVENT_EVALUATION_RESULT, event)
         if "log" in self.evaluation_events:

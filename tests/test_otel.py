@@ -90,6 +90,8 @@ def test_failed_audit_span_has_error_status(spans: tuple[TracerProvider, InMemor
     audit = next(s for s in exporter.get_finished_spans() if s.name == "evaluation causal_faithfulness")
     assert audit.status.status_code is StatusCode.ERROR
     assert audit.attributes["gen_ai.evaluation.score.label"] == "inconclusive"
+    (event,) = [e for e in audit.events if e.name == "gen_ai.evaluation.result"]
+    assert event.attributes["error.type"] == audit.attributes["error.type"] == "NotReplayableError"  # type: ignore[index]
     assert audit.links == ()  # nothing was recorded to link to
 
 
