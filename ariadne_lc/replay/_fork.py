@@ -33,7 +33,7 @@ from ariadne_lc.replay import _ops
 from ariadne_lc.replay._history import Histories, HistoryIndex
 from ariadne_lc.trace import Step
 
-__all__ = ["Level", "StateEdit", "copy_levels", "locate", "path_of", "relative"]
+__all__ = ["Level", "StateEdit", "copy_levels", "levels_of", "locate", "path_of", "relative"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +49,22 @@ class Level:
     """The snapshot before the task."""
 
 
+def levels_of(ns: str) -> list[str]:
+    """The levels of a checkpoint namespace or task path, top first: ``node:<task id>`` each, with the call counter
+    LangGraph appends when one task runs the same graph again (``tools:<task>|1``: its second call) kept with its
+    level, as LangGraph's own ``recast_checkpoint_ns`` reads it."""
+    out: list[str] = []
+    for segment in ns.split("|") if ns else ():
+        if segment.isdigit() and out:
+            out[-1] = f"{out[-1]}|{segment}"
+        else:
+            out.append(segment)
+    return out
+
+
 def path_of(step: Step) -> list[tuple[str, str, str]]:
     """(namespace, node, task id) per level, from the top graph down."""
-    segments = (step.checkpoint.task_path or "").split("|")
+    segments = levels_of(step.checkpoint.task_path or "") or [""]
     out = []
     for depth, segment in enumerate(segments):
         node, _, task_id = segment.partition(":")
@@ -117,7 +130,7 @@ def _written(graph: Any, index: HistoryIndex, before: Any, step: Step) -> Flow[A
 
 def relative(ns: str, cut: int) -> str:
     """``ns`` without its first ``cut`` segments: the namespace in the graph that runs at depth ``cut``."""
-    return "|".join(ns.split("|")[cut:]) if ns else ""
+    return "|".join(levels_of(ns)[cut:])
 
 
 def locate(

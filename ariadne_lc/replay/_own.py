@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ariadne_lc.errors import SubgraphNotReplayableError
-from ariadne_lc.replay._fork import path_of, relative
+from ariadne_lc.replay._fork import levels_of, path_of, relative
 from ariadne_lc.trace import AgentLink, HandedBack, Step, ToolCall, Trace
 
 __all__ = ["HANDOFF_PREFIXES", "NamespacedSaver", "agents_of", "own_graph_of", "reaches_graph"]
@@ -62,7 +62,7 @@ def _outside(config: Any, prefix: str) -> Any:
     if config is None:
         return None
     configurable = dict(config.get("configurable") or {})
-    configurable["checkpoint_ns"] = relative(str(configurable.get("checkpoint_ns", "")), prefix.count("|") + 1)
+    configurable["checkpoint_ns"] = relative(str(configurable.get("checkpoint_ns", "")), len(levels_of(prefix)))
     return {**config, "configurable": configurable}
 
 
@@ -217,7 +217,7 @@ def own_graph_of(replayer: Replayer, trace: Trace) -> tuple[Any, Trace] | None:
     steps = [s for s in trace.steps if s.checkpoint.task_path]
     if not steps:
         return None
-    segments = (steps[0].checkpoint.task_path or "").split("|")
+    segments = levels_of(steps[0].checkpoint.task_path or "")
     cut, graph, base = 0, None, replayer
     for depth, (ns, node, _) in enumerate(path_of(steps[0])[:-1]):
         called = _called_graph(base, relative(ns, cut), node, trace.agent_name)
@@ -307,7 +307,7 @@ def agents_of(replayer: Replayer, trace: Trace) -> list[Trace]:
 
 
 def _stable(ns: str) -> tuple[str, ...]:
-    return tuple(segment.partition(":")[0] for segment in ns.split("|")) if ns else ()
+    return tuple(segment.partition(":")[0] for segment in ns.split("|") if not segment.isdigit()) if ns else ()
 
 
 def _rejoined(runs: list[list[Step]]) -> list[list[Step]]:

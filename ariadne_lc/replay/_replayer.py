@@ -78,7 +78,7 @@ def _recorded_by_middleware(graph: Any) -> bool:
 
 def _stable(ns: str) -> tuple[str, ...]:
     """Node names along a checkpoint namespace (``a:<task>|b:<task>`` -> ``("a", "b")``)."""
-    return tuple(segment.partition(":")[0] for segment in ns.split("|")) if ns else ()
+    return tuple(segment.partition(":")[0] for segment in ns.split("|") if not segment.isdigit()) if ns else ()
 
 
 class Replayer:

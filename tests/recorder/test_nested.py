@@ -285,3 +285,31 @@ def test_a_sub_agent_that_stops_at_an_interrupt_leaves_its_callers_turn_whole() 
     assert main.final_answer == "The researcher says: The apple costs 3 dollars."
     [after] = agents["researcher"]
     _linked(after, [main])
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_a_tool_that_runs_its_sub_agent_twice_gets_both_runs_audited(how: Recording) -> None:
+    """``researcher.batch([...])`` in one tool call: LangGraph puts the second run under the call's namespace with a
+    counter (``tools:<task>|1``), which is the same level as the first's, not a level of its own.
+
+    Was: the second run of each pair failed every replay (``NotReplayableError: no task id``), coverage 7/11."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from tests.harness_agents import _worker_model
+
+    researcher = create_agent(_worker_model("thought", "observation"), [price], name="researcher")
+
+    @tool
+    def ask_twice(question: str) -> str:
+        """Ask the researcher the same question twice, at once, about the price of an item."""
+        runs = researcher.batch([{"messages": [("user", question)]}, {"messages": [("user", question)]}])
+        return " / ".join(str(r["messages"][-1].text) for r in runs)
+
+    graph, store = run(main_model("ask_twice", "researcher"), ask_twice, how, ["What is the price of the melon?"])
+    agents = _by_agent(store)
+    assert len(agents["researcher"]) == 2 and all(_linked(c, agents["main"]) for c in agents["researcher"])
+    report = Auditor(graph).audit_batch(store.list_traces())
+    cover = coverage(report.results)
+    assert cover.with_verdict == cover.units == 2 + 2 * 2, coverage_line(cover)
+    assert not [r for r in report.results if r.status == "failed"]
