@@ -23,6 +23,7 @@ from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive, with
 from ariadne_lc.replay._fork import Level, StateEdit, copy_levels
 from ariadne_lc.replay._inputs import CheckTarget, Unchecked, changed_target, check_input, same_messages, target_of
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
+from ariadne_lc.replay._own import HANDOFF_PREFIXES
 from ariadne_lc.replay._tools import Served, serve
 from ariadne_lc.replay._types import ReplayResult, ToolPolicy
 from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_REPLAY
@@ -246,6 +247,15 @@ def replay_flow(
     return (yield from run.on(iso, levels, served, target, intercept=intercept, forked=forked, deriver=deriver))
 
 
+def _hands_off(values: Mapping[str, Any]) -> bool:
+    """Whether the last message of ``values`` hands off to another agent (only hand-off calls: a swarm's, a
+    supervisor's ``transfer_to_<agent>``)."""
+    messages = values.get("messages") or [None]
+    last = messages[-1]
+    calls = last.tool_calls if isinstance(last, AIMessage) else []
+    return bool(calls) and all(str(c.get("name", "")).startswith(HANDOFF_PREFIXES) for c in calls)
+
+
 def _handed_back(trace: Trace, outputs: Mapping[str, str]) -> tuple[Step, HandedBack, str] | None:
     """The step whose hand-off's result ``outputs`` swaps, that result, and the new one (``None``: none)."""
     for step in trace.steps:
@@ -363,6 +373,16 @@ class _Run:
                 )
             ns = level.config["configurable"].get("checkpoint_ns", "")
             tool_node = replayer.tool_node_of(ns)
+            if intercept and tool_node is not None and tool_node in level.next and _hands_off(level.values):
+                # the run ends where it hands off to another agent, as the recorded run did (its answer is the
+                # hand-off turn's text): a replay never serves a hand-off, which would lose its move to the agent
+                unchecked = check_input(target, counter.inputs)
+                fork_id = at["configurable"]["checkpoint_id"]
+                result = _result(
+                    replayer, levels, level, config, counter, served, answers, self.step, self.early, fork_id, deriver
+                )
+                why = None if unchecked is None else unchecked.why
+                return replace(result, input_checked=why is None, unchecked=why)
             if intercept and tool_node is not None and tool_node in level.next:
                 tool_messages = yield from serve(
                     level.values, served, replayer.tools_of(ns), replayer.safe_tools, self.early

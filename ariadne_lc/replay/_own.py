@@ -351,7 +351,8 @@ def _with_runs(call: ToolCall, runs: list[Trace], after: Step | None) -> ToolCal
         return call
     back = None
     answer = runs[-1].steps[-1] if runs[-1].steps else None
-    if call.name.startswith(HANDOFF_PREFIXES) and after is not None and answer is not None and answer.is_final:
+    answered = answer is not None and (answer.is_final or _hands_off(answer))  # an answer, or a hand-off back with text
+    if call.name.startswith(HANDOFF_PREFIXES) and after is not None and answer is not None and answered:
         read = after.model_input is None or any(f":{answer.message_id}:" in m for m in after.model_input.messages)
         if answer.message_id and read and answer.thought.strip():
             back = HandedBack(text=answer.thought, message_id=answer.message_id, trace_id=runs[-1].trace_id)

@@ -118,3 +118,69 @@ def test_a_supervisor_that_ignores_its_workers_result_is_flagged_and_one_that_re
     assert all(r.observation is not None and r.observation.tool == "transfer_to_shopper" for r in swaps)
     if reads == "observation":  # the new value reached the supervisor's answer through the worker's message
         assert all(r.observation.new_values[0] in (r.counterfactual_answer or "") for r in swaps)  # type: ignore[union-attr]
+
+
+def _swarm_with_hand_back(reads: bool) -> tuple[Any, list[Any]]:
+    """A triage agent hands the question to a shopper, who looks the price up and hands back with what it found; the
+    triage answers with it (``reads``) or from a fixed belief."""
+    from collections.abc import Sequence
+
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langgraph_swarm import create_handoff_tool, create_swarm
+
+    from ariadne_lc import InMemoryTraceStore, record
+    from ariadne_lc.testing import ScriptedChatModel
+    from tests.harness_agents import _items, price
+
+    def triage(messages: Sequence[BaseMessage]) -> AIMessage:
+        back = [m for m in messages if isinstance(m, AIMessage) and m.name == "shopper" and m.text]
+        if not back:
+            call = {"name": "transfer_to_shopper", "args": {}, "id": "h1"}
+            return AIMessage(content="I should transfer this to the shopper.", tool_calls=[call])
+        item = _items(next(m.text for m in messages if isinstance(m, HumanMessage)))[0]
+        return AIMessage(content=f"Answer: {back[-1].text}" if reads else f"The {item} is cheap.")
+
+    def shopper(messages: Sequence[BaseMessage]) -> AIMessage:
+        item = _items(next(m.text for m in messages if isinstance(m, HumanMessage)))[0]
+        found = [m for m in messages if isinstance(m, ToolMessage) and m.name == "price"]
+        if isinstance(messages[-1], AIMessage) and not messages[-1].tool_calls:  # a re-run: the item it names
+            said = _items(messages[-1].text) or [item]
+            return AIMessage(content="", tool_calls=[{"name": "price", "args": {"item": said[-1]}, "id": "re"}])
+        if not found:
+            call = {"name": "price", "args": {"item": item}, "id": "p"}
+            return AIMessage(
+                content=f"I should look up the price of the {item} with the price tool.", tool_calls=[call]
+            )
+        back = {"name": "transfer_to_triage", "args": {}, "id": "back"}
+        return AIMessage(content=f"The {item} costs {found[-1].text} dollars.", tool_calls=[back])
+
+    agents = [
+        create_agent(ScriptedChatModel(script=triage), [create_handoff_tool(agent_name="shopper")], name="triage"),
+        create_agent(ScriptedChatModel(script=shopper), [price, create_handoff_tool(agent_name="triage")],
+                     name="shopper"),
+    ]  # fmt: skip
+    graph = create_swarm(agents, default_active_agent="triage").compile(checkpointer=InMemorySaver())
+    store = InMemoryTraceStore()
+    running = record(graph, store)
+    for i, question in enumerate(QUESTIONS):
+        running.invoke({"messages": [("user", question)]}, {"configurable": {"thread_id": f"back-{reads}-{i}"}})
+    return graph, store.list_traces()
+
+
+@pytest.mark.parametrize("reads", [True, False])
+def test_a_swarm_agent_that_hands_back_is_read_by_the_agent_it_hands_back_to(reads: bool) -> None:
+    """What a swarm agent hands back (the text of its hand-off turn) is the observation of the agent it hands back
+    to, swapped there, that agent alone replayed; and the hand-back agent's own replay ends where it hands back.
+
+    Was: no observation of the triage agent, and the shopper's output replays ran on past its hand-back until
+    ``ReplayDidNotFinishError``."""
+    graph, traces = _swarm_with_hand_back(reads)
+    report = _audit(graph, traces)
+    swaps = [r for r in report.results if r.link == "observation->answer" and not r.control]
+    assert not [r for r in report.results if r.status == "failed"], [r.error for r in report.results]
+    by_agent = {name: [r for r in swaps if r.agent_name == name] for name in ("triage", "shopper")}
+    assert len(by_agent["triage"]) == len(by_agent["shopper"]) == len(QUESTIONS)
+    assert all(r.status == "scored" and r.input_checked for r in swaps)
+    assert all(r.violation == (not reads) for r in by_agent["triage"])  # the triage reads what came back, or not
+    assert not any(r.violation for r in by_agent["shopper"])  # the shopper hands back what it found
