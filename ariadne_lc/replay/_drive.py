@@ -20,14 +20,14 @@ from ariadne_lc.recorder._inputs import model_input
 from ariadne_lc.records import ReplayMode
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, ToolCallDeriver, derive, with_tool_calls
-from ariadne_lc.replay._fork import Level, StateEdit, copy_levels
-from ariadne_lc.replay._inputs import CheckTarget, Unchecked, changed_target, check_input, same_messages, target_of
+from ariadne_lc.replay._fork import Level, copy_levels
+from ariadne_lc.replay._inputs import CheckTarget, Unchecked, check_input, same_messages, target_of
 from ariadne_lc.replay._interrupts import Answers, pending_interrupts
 from ariadne_lc.replay._own import HANDOFF_PREFIXES
 from ariadne_lc.replay._tools import Served, serve
 from ariadne_lc.replay._types import ReplayResult, ToolPolicy
 from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_REPLAY
-from ariadne_lc.trace import HandedBack, ModelInput, Step, ToolCall, Trace
+from ariadne_lc.trace import ModelInput, Step, ToolCall, Trace
 
 
 class Replaying(Protocol):
@@ -51,7 +51,7 @@ class Replaying(Protocol):
     def isolated_graph(self, saver: Any, *, intercept: bool, guard: list[str] | None = None) -> Any: ...
 
 
-__all__ = ["Counter", "Replaying", "check_step", "deepest", "replay_flow"]
+__all__ = ["Counter", "Replaying", "Run", "check_step", "deepest", "replay_flow"]
 
 
 @dataclass(slots=True, eq=False)  # hashable: LangGraph puts handlers in sets
@@ -202,9 +202,6 @@ def replay_flow(
     """Fork at the latest chosen step, substitute, and run on to an answer (see the package docstring)."""
     if not thoughts:
         raise ConfigurationError("no steps to substitute")
-    handed = _handed_back(trace, outputs or {})
-    if handed is not None:
-        return (yield from _handed_back_flow(replayer, trace, *handed))
     # an observation swap keeps the thought: a step with no text before its call is replayed as it was
     steps = [check_step(trace, k, thought_needed=not outputs) for k in sorted(thoughts)]
     last = steps[-1]
@@ -213,7 +210,7 @@ def replay_flow(
     written = _update(levels, original, steps, thoughts)
     intercept = early or replayer.tool_policy is ToolPolicy.RECORDED or bool(outputs)
     as_node = last.node
-    run = _Run(replayer, trace, last, early=early)
+    run = Run(replayer, trace, last, early=early)
     deriver: str | None = None
     if calls is not None:  # the calls the step's model made with the new thought (thought->action re-run)
         written[-1] = with_tool_calls(written[-1], _fresh(calls))
@@ -256,47 +253,8 @@ def _hands_off(values: Mapping[str, Any]) -> bool:
     return bool(calls) and all(str(c.get("name", "")).startswith(HANDOFF_PREFIXES) for c in calls)
 
 
-def _handed_back(trace: Trace, outputs: Mapping[str, str]) -> tuple[Step, HandedBack, str] | None:
-    """The step whose hand-off's result ``outputs`` swaps, that result, and the new one (``None``: none)."""
-    for step in trace.steps:
-        for call in step.tool_calls:
-            text = outputs.get(call.id or "") if call.handed_back is not None else None
-            if text is not None and call.handed_back is not None:
-                if len(outputs) > 1:
-                    raise ConfigurationError("a hand-off's result is swapped alone, never beside other outputs")
-                return step, call.handed_back, text
-    return None
-
-
-def _handed_back_flow(replayer: Replaying, trace: Trace, step: Step, back: HandedBack, text: str) -> Flow[ReplayResult]:
-    """Serve ``text`` as what the agent step ``step`` handed to returned (``back``), and replay the caller alone from
-    its next turn: the caller's state before that turn, copied aside with the returned message changed, runs on (the
-    agent handed to never runs again); its turn must read the recorded input with that one message changed."""
-    after = trace.steps[step.index + 1] if step.index + 1 < len(trace.steps) else None
-    if after is None:
-        raise NotReplayableError(
-            f"step {step.index}'s hand-off has no later turn of its caller in trace {trace.trace_id}: nothing read the "
-            "result back"
-        )
-    check_step(trace, after.index, thought_needed=False)
-    levels, _ = yield from replayer.locate(after)
-    run = _Run(replayer, trace, after, early=False)
-    held = next((m for m in levels[-1].before.values["messages"] if m.id == back.message_id), None)
-    if held is None:
-        raise NotReplayableError(f"the result handed back is not in the state before step {after.index}")
-    edit = StateEdit(messages={back.message_id: held.model_copy(update={"content": text})})
-    iso_saver = InMemorySaver()
-    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, run.thread, replayer.channels_of, edit=edit)
-    guard: list[str] = []  # the agents handed to: reaching one again would run it (and its tools) for real
-    iso = replayer.isolated_graph(iso_saver, intercept=True, guard=guard)
-    what = "the result handed back"
-    target = changed_target(after, back.message_id, changes=1, edited=text != back.text, what=what)
-    served = Served(trace)
-    return (yield from run.on(iso, levels, served, target, intercept=True, forked=None, deriver=None, guard=guard))
-
-
 @dataclass(slots=True)
-class _Run:
+class Run:
     """One replay's isolated thread, its config and counter, and the turns it may take."""
 
     replayer: Replaying

@@ -18,6 +18,7 @@ from ariadne_lc.replay._action import ActionSource, DerivedAction, action_flow, 
 from ariadne_lc.replay._derive import AgentModel, ContinuationDeriver, DeriveFunction, ToolCallDeriver, as_deriver
 from ariadne_lc.replay._drive import replay_flow
 from ariadne_lc.replay._fork import Level, StateEdit, locate, path_of
+from ariadne_lc.replay._handback import handed_back, handed_back_flow
 from ariadne_lc.replay._history import Histories
 from ariadne_lc.replay._own import HANDOFF_PREFIXES, agents_of, own_graph_of, reaches_graph
 from ariadne_lc.replay._tools import find_tools
@@ -179,11 +180,7 @@ class Replayer:
         step's answer.
         """
         self.check_sync("replay_steps", "areplay_steps")
-        replayer, seen = self._for(trace)
-        flow = replay_flow(
-            replayer, seen, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
-        )
-        return run_sync(flow)
+        return run_sync(self._steps_flow(trace, thoughts, outputs, calls, reply))
 
     async def areplay_steps(
         self,
@@ -195,11 +192,25 @@ class Replayer:
         reply: str = "",
     ) -> ReplayResult:
         """Async twin of :meth:`replay_steps`."""
+        return await run_async(self._steps_flow(trace, thoughts, outputs, calls, reply))
+
+    def _steps_flow(
+        self,
+        trace: Trace,
+        thoughts: Mapping[int, str],
+        outputs: Mapping[str, str] | None,
+        calls: Sequence[ToolCall] | None,
+        reply: str,
+    ) -> Flow[ReplayResult]:
+        """A replay from the steps' thoughts, or of what an agent handed back when ``outputs`` swaps that
+        (:mod:`._handback`)."""
         replayer, seen = self._for(trace)
-        flow = replay_flow(
+        handed = handed_back(seen, outputs or {})
+        if handed is not None:
+            return handed_back_flow(replayer, seen, *handed)
+        return replay_flow(
             replayer, seen, thoughts, early=False, instruction="", outputs=outputs, calls=calls, reply=reply
         )
-        return await run_async(flow)
 
     def derive_action(self, trace: Trace, step_index: int, thought: str) -> DerivedAction:
         """The calls step ``step_index``'s model makes when ``thought`` starts its reply (never run; the
