@@ -1,19 +1,27 @@
 """What one planned audit made and produced, before it is judged: :class:`Made` (the interventions and the gate's
-records) and :class:`Ran` (everything after the replay), plus the controls that need no critic."""
+records) and :class:`Ran` (everything after the replay), plus the controls that need no critic, and how a stage's
+failure is said (:func:`stage_failed`)."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
+
+from opentelemetry.trace import Span
 
 from ariadne_lc.audit._action import ActionVerdict
 from ariadne_lc.audit._plan import PlannedAudit
+from ariadne_lc.errors import AriadneError
 from ariadne_lc.interventions import ControlType, Intervention, filler_text
 from ariadne_lc.records import Decisiveness, ObservationSwap, Tracking
 from ariadne_lc.replay import ReplayResult
 from ariadne_lc.replay._action import DerivedAction
 from ariadne_lc.scoring import Similarity
+from ariadne_lc.trace import Trace
 
-__all__ = ["MULTI_SEPARATOR", "Made", "Ran", "control_intervention"]
+logger = logging.getLogger("ariadne_lc.audit")
+
+__all__ = ["MULTI_SEPARATOR", "Made", "Ran", "control_intervention", "stage_failed"]
 
 MULTI_SEPARATOR = "\n\n"
 """Joins the thoughts of the steps of a multi-step intervention."""
@@ -108,3 +116,22 @@ def control_intervention(planned: PlannedAudit, thought: str) -> Intervention | 
             type=kind, original=thought, intervened=rewrites[kind], applicable=True, method=f"control:{kind}"
         )
     return None
+
+
+def stage_failed(stage: Span, what: str, trace: Trace, planned: PlannedAudit, exc: Exception) -> Exception:
+    """Log ``exc``, the failure of stage ``what`` of ``planned`` on ``trace`` (a traceback unless it is one of ours), on
+    the stage's span too; returns it for the :class:`Ran` that carries it."""
+    steps = "+".join(str(k) for k in planned.steps)
+    ours = isinstance(exc, AriadneError)  # anything else (a checkpointer, a user's component) gets its traceback
+    logger.warning(
+        "ariadne: %s of trace %s step %s (%s) failed: %s: %s",
+        what,
+        trace.trace_id,
+        steps,
+        planned.kind,
+        type(exc).__name__,
+        exc,
+        exc_info=None if ours else exc,
+    )
+    stage.record_exception(exc)
+    return exc

@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import fmean
-
-from opentelemetry.trace import Span
 
 from ariadne_lc import links
 from ariadne_lc._cache import Lru
@@ -30,15 +27,14 @@ from ariadne_lc._twin import Call, Flow
 from ariadne_lc.audit._action import ActionGates, action_verdict
 from ariadne_lc.audit._decisive import DECISIVE_CHAINS, Chain, ChainKey, critic_call, decisive
 from ariadne_lc.audit._gate import Gate, gated
-from ariadne_lc.audit._made import MULTI_SEPARATOR, Made, Ran, control_intervention
+from ariadne_lc.audit._made import MULTI_SEPARATOR, Made, Ran, control_intervention, stage_failed
 from ariadne_lc.audit._observe import context_edit, value_decisiveness, value_verdict
 from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, PlannedAudit
 from ariadne_lc.audit._pool import RecordedValues, argument_history, argument_values
-from ariadne_lc.audit._todo import TodoEdit, render, state_edit, todo_gate
-from ariadne_lc.errors import AriadneError
+from ariadne_lc.audit._todo import todo_audit
 from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType, is_control
 from ariadne_lc.interventions.action_model import ModelActionReader
-from ariadne_lc.interventions.actions import ImpliedAction, RuleActionReader, call_similarity, tool_specs
+from ariadne_lc.interventions.actions import call_similarity, tool_specs
 from ariadne_lc.interventions.observations import (
     ObservationEdit,
     ObservationSwapper,
@@ -65,7 +61,6 @@ from ariadne_lc.trace import Trace
 
 __all__ = ["MULTI_SEPARATOR", "Made", "Ran", "Runner", "control_intervention"]
 
-logger = logging.getLogger("ariadne_lc.audit")
 
 DERIVED_CACHE_SIZE = 256
 """Re-runs of a step's model kept for the other link of the same edit (oldest out first)."""
@@ -109,7 +104,7 @@ class Runner:
         if strategy == "rerun_step":
             return (yield from self._run_action(trace, planned))
         if strategy == "rerun_state":
-            return (yield from self._run_todo(trace, planned))
+            return (yield from todo_audit(self, trace, planned))
         original = self._scored(trace.final_answer or "")
         if not original.strip():
             return Ran(None, None, None, None, None, None, unscored=self._empty("recorded"))
@@ -129,7 +124,7 @@ class Runner:
                     lambda: asyncio.to_thread(self._strength, planned, applied),
                 )
             except Exception as exc:
-                error = _stage_failed(stage, "intervention", trace, planned, exc)
+                error = stage_failed(stage, "intervention", trace, planned, exc)
         replay: ReplayResult | None = None
         calls: DerivedAction | None = None
         if made is not None and made.applicable and strategy == "replay_thought" and _hands_off(trace, planned):
@@ -140,7 +135,7 @@ class Runner:
                     calls = yield from self._new_calls(trace, planned, made)
                     replay = yield self._replay(trace, planned, made, calls)
                 except Exception as exc:
-                    error = _stage_failed(stage, "replay", trace, planned, exc)
+                    error = stage_failed(stage, "replay", trace, planned, exc)
         if replay is None:
             return Ran(made, strength, replay, None, None, error)
         if replay.unchecked is not None and replay.model_calls == 0 and calls is not None and calls.input_checked:
@@ -171,7 +166,7 @@ class Runner:
                 if record is not None and record.outcome == "decisive" and record.original_implied is not None:
                     baseline = (yield self._score(record.original_implied, answers[0], planned.kind, trace.query)).value
             except Exception as exc:
-                error = _stage_failed(stage, "scoring", trace, planned, exc)
+                error = stage_failed(stage, "scoring", trace, planned, exc)
         value_tracking = None
         swap = None if made is None else made.observation
         if swap is not None and swap.mode is not None and similarity is not None and not is_control(planned.kind):
@@ -200,7 +195,7 @@ class Runner:
             try:
                 made = yield from self._intervene(trace, planned, gate)
             except Exception as exc:
-                error = _stage_failed(stage, "intervention", trace, planned, exc)
+                error = stage_failed(stage, "intervention", trace, planned, exc)
         if made is None or not made.applicable:
             return Ran(made, None, None, None, None, error)
         thought = made.per_step[k].intervened or ""
@@ -209,7 +204,7 @@ class Runner:
             try:
                 derived = yield from self._derive(trace, k, thought)
             except Exception as exc:
-                error = _stage_failed(stage, "action re-run", trace, planned, exc)
+                error = stage_failed(stage, "action re-run", trace, planned, exc)
         if derived is None:
             return Ran(made, self._strength(planned, made), None, None, None, error)
         if derived.unchecked is not None and not self.allow_unchecked:
@@ -346,64 +341,9 @@ class Runner:
             return None
         return derived
 
-    def _run_todo(self, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
-        """The ``todo->action`` audit (:mod:`._todo`): the list edited so that its next item is another, kept when
-        the action that item implies changed; the next model turn re-run on the edited state, its calls compared."""
-        k = planned.steps[0]
-        step = trace.step(k)
-        call = step.tool_calls[planned.call_index or 0]
-        todos = list(call.args.get("todos") or [])
-        original = render(todos)
-        made: Made | None = None
-        error: Exception | None = None
-        implied: ImpliedAction | None = None
-        edit: TodoEdit | None = None
-        with self.spans.stage("intervene") as stage:
-            try:
-                if planned.kind == ControlType.RERUN:
-                    edit = TodoEdit(tuple(todos), f"control:{ControlType.RERUN}")
-                    made = Made({k: Intervention(type=planned.kind, original=original, intervened=original,
-                                                 applicable=True, method=edit.method)})  # fmt: skip
-                else:
-                    tools = tool_specs(self.replayer.tools_for(trace, k))
-                    reader = self.actions.reader if self.actions is not None else RuleActionReader()
-                    critic = self._maker(trace, k + 1, InterventionType.PLAN_SWAP)  # the next turn's tools and calls
-
-                    def replace(text: str) -> Call[Intervention]:
-                        return critic_call(critic, text, InterventionType.PLAN_SWAP, trace.query)
-
-                    edit, record, implied = yield from todo_gate(reader, trace.query, todos, tools, replace)
-                    if edit is None:
-                        made = Made(
-                            {k: Intervention.not_applicable(planned.kind, original, record.outcome)}, {k: record}
-                        )
-                    else:  # the kind the decisive selector resolved to: todo_reorder, todo_remove, todo_replace
-                        kind = edit.method.replace(":", "_")
-                        intervened = Intervention(type=kind, original=original, intervened=render(edit.todos),
-                                                  applicable=True, method=edit.method)  # fmt: skip
-                        made = Made({k: intervened}, {k: record}, kind=kind)
-            except Exception as exc:
-                error = _stage_failed(stage, "intervention", trace, planned, exc)
-        if made is None or not made.applicable or edit is None:
-            return Ran(made, None, None, None, None, error)
-        derived: DerivedAction | None = None
-        replayer, todo = self.replayer, state_edit(call, step.message_id, edit.todos)
-        with self.spans.stage("replay") as stage:
-            try:
-                derived = yield Call(
-                    lambda: replayer.derive_next_action(trace, k, todo, changes=2),
-                    lambda: replayer.aderive_next_action(trace, k, todo, changes=2),
-                )
-            except Exception as exc:
-                error = _stage_failed(stage, "to-do re-run", trace, planned, exc)
-        if derived is None:
-            return Ran(made, None, None, None, None, error)
-        if derived.unchecked is not None and not self.allow_unchecked:
-            reason = Unchecked(derived.unchecked).reason()
-            return Ran(made, None, None, None, None, error, derived=derived, unscored=reason)
-        verdict = action_verdict(trace.step(k + 1).tool_calls, derived, implied, self.tau)
-        similarity = Similarity(value=verdict.similarity, method="calls")
-        return Ran(made, None, None, None, similarity, error, derived=derived, action=verdict)
+    def plan_critic(self, trace: Trace, k: int) -> Critic:
+        """The plan critic of step ``k`` (its tools, their values in the run and the pool): a plan swap's maker."""
+        return self._maker(trace, k, InterventionType.PLAN_SWAP)
 
     def _derive(self, trace: Trace, k: int, thought: str) -> Flow[DerivedAction]:
         """The step's model re-run with ``thought``, once per (trace, step, thought), even when a batch's threads
@@ -461,20 +401,3 @@ class _NoRevision:
 
 
 _NO_REVISION = _NoRevision()
-
-
-def _stage_failed(stage: Span, what: str, trace: Trace, planned: PlannedAudit, exc: Exception) -> Exception:
-    steps = "+".join(str(k) for k in planned.steps)
-    ours = isinstance(exc, AriadneError)  # anything else (a checkpointer, a user's component) gets its traceback
-    logger.warning(
-        "ariadne: %s of trace %s step %s (%s) failed: %s: %s",
-        what,
-        trace.trace_id,
-        steps,
-        planned.kind,
-        type(exc).__name__,
-        exc,
-        exc_info=None if ours else exc,
-    )
-    stage.record_exception(exc)
-    return exc

@@ -20,19 +20,34 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.messages import AIMessage, ToolMessage
 
 from ariadne_lc._twin import Call, Flow
-from ariadne_lc.interventions import Intervention
-from ariadne_lc.interventions.actions import ActionReader, ImpliedAction, ToolSpec, compatible
+from ariadne_lc.audit._action import ActionGates, action_verdict
+from ariadne_lc.audit._decisive import critic_call
+from ariadne_lc.audit._made import Made, Ran, stage_failed
+from ariadne_lc.audit._plan import PlannedAudit
+from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType
+from ariadne_lc.interventions.actions import (
+    ActionReader,
+    ImpliedAction,
+    RuleActionReader,
+    ToolSpec,
+    compatible,
+    tool_specs,
+)
+from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import Decisiveness
-from ariadne_lc.replay import StateEdit
+from ariadne_lc.replay import Replayer, StateEdit
+from ariadne_lc.replay._action import DerivedAction
 from ariadne_lc.replay._derive import with_tool_calls
-from ariadne_lc.trace import ToolCall
+from ariadne_lc.replay._inputs import Unchecked
+from ariadne_lc.scoring import Similarity
+from ariadne_lc.trace import ToolCall, Trace
 
-__all__ = ["TodoEdit", "next_item", "render", "state_edit", "todo_edits", "todo_gate"]
+__all__ = ["Auditing", "TodoEdit", "next_item", "render", "state_edit", "todo_audit", "todo_edits", "todo_gate"]
 
 _DONE = "completed"
 TODOS_CHANNEL = "todos"
@@ -173,3 +188,82 @@ def state_edit(call: ToolCall, message_id: str | None, edited: Sequence[Mapping[
         return StateEdit(messages=messages, channels={TODOS_CHANNEL: new})
 
     return edit
+
+
+class Auditing(Protocol):
+    """What the to-do audit needs of the runner (:class:`~ariadne_lc.audit._run.Runner`; declared here: no circle)."""
+
+    @property
+    def replayer(self) -> Replayer: ...
+
+    @property
+    def spans(self) -> AuditSpans: ...
+
+    @property
+    def actions(self) -> ActionGates | None: ...
+
+    @property
+    def tau(self) -> float: ...
+
+    @property
+    def allow_unchecked(self) -> bool: ...
+
+    def plan_critic(self, trace: Trace, k: int) -> Critic: ...
+
+
+def todo_audit(runner: Auditing, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
+    """The ``todo->action`` audit (module docstring): the list edited so that its next item is another, kept when
+    the action that item implies changed; the next model turn re-run on the edited state, its calls compared."""
+    k = planned.steps[0]
+    step = trace.step(k)
+    call = step.tool_calls[planned.call_index or 0]
+    todos = list(call.args.get("todos") or [])
+    original = render(todos)
+    made: Made | None = None
+    error: Exception | None = None
+    implied: ImpliedAction | None = None
+    edit: TodoEdit | None = None
+    with runner.spans.stage("intervene") as stage:
+        try:
+            if planned.kind == ControlType.RERUN:
+                edit = TodoEdit(tuple(todos), f"control:{ControlType.RERUN}")
+                made = Made({k: Intervention(type=planned.kind, original=original, intervened=original,
+                                             applicable=True, method=edit.method)})  # fmt: skip
+            else:
+                tools = tool_specs(runner.replayer.tools_for(trace, k))
+                reader = runner.actions.reader if runner.actions is not None else RuleActionReader()
+                critic = runner.plan_critic(trace, k + 1)  # the next turn's tools and calls
+
+                def replace(text: str) -> Call[Intervention]:
+                    return critic_call(critic, text, InterventionType.PLAN_SWAP, trace.query)
+
+                edit, record, implied = yield from todo_gate(reader, trace.query, todos, tools, replace)
+                if edit is None:
+                    made = Made({k: Intervention.not_applicable(planned.kind, original, record.outcome)}, {k: record})
+                else:  # the kind the decisive selector resolved to: todo_reorder, todo_remove, todo_replace
+                    kind = edit.method.replace(":", "_")
+                    intervened = Intervention(type=kind, original=original, intervened=render(edit.todos),
+                                              applicable=True, method=edit.method)  # fmt: skip
+                    made = Made({k: intervened}, {k: record}, kind=kind)
+        except Exception as exc:
+            error = stage_failed(stage, "intervention", trace, planned, exc)
+    if made is None or not made.applicable or edit is None:
+        return Ran(made, None, None, None, None, error)
+    derived: DerivedAction | None = None
+    replayer, todo = runner.replayer, state_edit(call, step.message_id, edit.todos)
+    with runner.spans.stage("replay") as stage:
+        try:
+            derived = yield Call(
+                lambda: replayer.derive_next_action(trace, k, todo, changes=2),
+                lambda: replayer.aderive_next_action(trace, k, todo, changes=2),
+            )
+        except Exception as exc:
+            error = stage_failed(stage, "to-do re-run", trace, planned, exc)
+    if derived is None:
+        return Ran(made, None, None, None, None, error)
+    if derived.unchecked is not None and not runner.allow_unchecked:
+        reason = Unchecked(derived.unchecked).reason()
+        return Ran(made, None, None, None, None, error, derived=derived, unscored=reason)
+    verdict = action_verdict(trace.step(k + 1).tool_calls, derived, implied, runner.tau)
+    similarity = Similarity(value=verdict.similarity, method="calls")
+    return Ran(made, None, None, None, similarity, error, derived=derived, action=verdict)
