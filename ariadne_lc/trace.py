@@ -74,12 +74,6 @@ class ToolCall(BaseModel):
     handed_back: HandedBack | None = None
     """A hand-off's observation: what the agent it handed to returned, read back by the caller's next turn."""
 
-    @property
-    def observation(self) -> str | None:
-        """What the caller read back from this call: the agent's result for a hand-off that got one, else the
-        tool's output (``None``: nothing was seen)."""
-        return self.handed_back.text if self.handed_back is not None else self.output
-
 
 def output_unit(call: ToolCall, index: int) -> str:
     """The name of the unit that is ``call``'s output, ``index`` its position among its step's calls: ``output:`` and

@@ -17,6 +17,7 @@ import functools
 from typing import Any
 
 from ariadne_lc._twin import Call, Flow
+from ariadne_lc.audit._plan import observed_value
 from ariadne_lc.audit._pool import RecordedValues, batch_outputs, run_values, schema_values
 from ariadne_lc.interventions.observations import ObservationEdit, ObservationSwapper, SwapContext, aswap_with
 from ariadne_lc.interventions.values import held, replace_value
@@ -40,7 +41,7 @@ def context_edit(
 ) -> Flow[ObservationEdit]:
     """The ``variant``-th swap of ``call``'s output (the same for the same unit, whatever was audited before or
     beside it; ``batch``: the outputs of the batch being audited, the last resort)."""
-    output = call.observation or ""
+    output = observed_value(call) or ""
     others = tuple(o for o in run_values(trace, call.name, pool=pool) if o.strip() != output.strip())
     context = SwapContext(
         query=trace.query,

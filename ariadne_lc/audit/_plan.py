@@ -31,6 +31,7 @@ __all__ = [
     "intervention_names",
     "is_bookkeeping",
     "nothing_to_audit_reason",
+    "observed_value",
     "plan",
     "select_steps",
     "units_of",
@@ -214,10 +215,18 @@ def is_bookkeeping(call: ToolCall) -> bool:
     return call.name in BOOKKEEPING_TOOLS or call.name.startswith(HANDOFF_PREFIXES)
 
 
+def observed_value(call: ToolCall) -> str | None:
+    """What the caller read back from ``call`` as an observation: what the agent a hand-off started returned
+    (:attr:`~ariadne_lc.trace.ToolCall.handed_back`), else the tool's output, unless that only acknowledges (a to-do
+    list written, a hand-off made: bookkeeping); ``None``: no observation. What a swap changes, and where the values
+    it swaps in come from (:mod:`._pool`)."""
+    if call.handed_back is not None:
+        return call.handed_back.text
+    return None if is_bookkeeping(call) else call.output
+
+
 def _observed(call: ToolCall) -> bool:
-    """Whether the caller read something back from ``call``: a tool's output, or what the agent a hand-off started
-    returned (:attr:`~ariadne_lc.trace.ToolCall.handed_back`; the hand-off's own acknowledgement is bookkeeping)."""
-    return call.handed_back is not None or (call.output is not None and not is_bookkeeping(call))
+    return observed_value(call) is not None
 
 
 def _outputs(spec: LinkSpec, call: ToolCall) -> bool:

@@ -34,6 +34,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from ariadne_lc._cache import Lru
+from ariadne_lc.audit._plan import observed_value
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.trace import Trace
 
@@ -112,8 +113,9 @@ class RecordedValues:
         for trace in traces:
             for step in trace.steps:
                 for call in step.tool_calls:
-                    if call.output is not None and call.output.strip():
-                        built.add(built.outputs, call.name, call.output)
+                    value = observed_value(call)
+                    if value is not None and value.strip():
+                        built.add(built.outputs, call.name, value)
                     for value in _arguments(call.args):
                         built.add(built.args, call.name, value)
         return cls(built.frozen(built.outputs), built.frozen(built.args), max_bytes=max_bytes)
@@ -182,8 +184,8 @@ def run_values(trace: Trace, tool: str, *, pool: RecordedValues | None, argument
                 continue
             if arguments:
                 found.update(dict.fromkeys(_arguments(call.args)))
-            elif call.observation is not None and call.observation.strip():
-                found[call.observation] = None
+            elif (value := observed_value(call)) is not None and value.strip():
+                found[value] = None
     if pool is not None:
         found.update(dict.fromkeys(pool.arguments(tool) if arguments else pool.outputs(tool)))
     return tuple(found)

@@ -29,7 +29,7 @@ from ariadne_lc.audit._decisive import DECISIVE_CHAINS, Chain, ChainKey, critic_
 from ariadne_lc.audit._gate import Gate, gated
 from ariadne_lc.audit._made import MULTI_SEPARATOR, Made, Ran, control_intervention, stage_failed
 from ariadne_lc.audit._observe import context_edit, value_decisiveness, value_verdict
-from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, PlannedAudit
+from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, PlannedAudit, observed_value
 from ariadne_lc.audit._pool import RecordedValues, argument_history, argument_values
 from ariadne_lc.audit._todo import todo_audit
 from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType, is_control
@@ -228,7 +228,7 @@ class Runner:
         k = planned.steps[0]
         step = trace.step(k)
         call = step.tool_calls[planned.call_index or 0]
-        output = call.observation or ""
+        output = observed_value(call) or ""
         original = observation_context(step.thought, call.name, output)
         if planned.kind == ControlType.RERUN:
             edit = ObservationEdit(swapped=output, method=f"control:{ControlType.RERUN}")

@@ -47,3 +47,24 @@ def test_a_unit_s_values_are_its_own_run_s_first_then_the_pool_s() -> None:
     assert run_values(run, "sky", pool=None) == ("rainy", "sunny")  # in the order of the calls, once each
     assert run_values(run, "sky", pool=pool) == ("rainy", "sunny", "foggy")
     assert run_values(run, "sky", pool=pool, arguments=True)[:3] == ("arg 1-0", "0", "arg 1-1")
+
+
+def test_acknowledgements_are_never_values_and_a_hand_offs_value_is_what_came_back() -> None:
+    """A swap that finds no value in an output falls back on the tool's other values: a hand-off's "Successfully
+    transferred" or a to-do list's "Updated todo list" must never be one (was: a supervisor's worker result swapped
+    for the hand-off's acknowledgement); a hand-off's value is what the agent handed to returned."""
+    from ariadne_lc.trace import HandedBack
+
+    back = HandedBack(text="Apples cost 3 dollars.", message_id="m", trace_id="t~1")
+    ack = "Successfully transferred to shopper"
+    steps = (
+        Step(index=0, node="agent", tool_calls=(
+            ToolCall(id="h1", name="transfer_to_shopper", output=ack, handed_back=back),
+            ToolCall(id="h2", name="transfer_to_shopper", output=ack),
+            ToolCall(id="w", name="write_todos", args={"todos": []}, output="Updated todo list to []"),
+        )),
+    )  # fmt: skip
+    trace = Trace(trace_id="t", steps=steps, final_answer="done")
+    pool = RecordedValues.from_traces([trace])
+    assert pool.outputs("transfer_to_shopper") == ("Apples cost 3 dollars.",) and pool.outputs("write_todos") == ()
+    assert run_values(trace, "transfer_to_shopper", pool=None) == ("Apples cost 3 dollars.",)
