@@ -46,6 +46,19 @@ $(STAMPS)/backends: pyproject.toml | $(STAMPS)/dev
 	$(PIP) install --quiet -e '.[dev,report,otlp,phoenix,langfuse,test-backends]'
 	@mkdir -p $(STAMPS) && touch $@
 
+# MLflow: its client (the mlflow extra, mlflow-skinny) in the project's environment; the tracking server the tests
+# start in an environment of its own, .venv/servers/mlflow: the full mlflow package pins graphql-core below 3.3, which
+# Phoenix's server (backends) needs. The dpo extra: datasets and TRL for the preference pairs (CPU torch, named as above).
+$(STAMPS)/mlflow: pyproject.toml | $(STAMPS)/backends
+	$(PIP) install --quiet -e '.[dev,mlflow]'
+	$(PYTHON) -m venv $(VENV)/servers/mlflow
+	$(VENV)/servers/mlflow/bin/python -m pip install --quiet 'mlflow>=3.6,<4'
+	@mkdir -p $(STAMPS) && touch $@
+
+$(STAMPS)/dpo: pyproject.toml | $(STAMPS)/whitebox
+	$(PIP) install --quiet 'torch==2.13.0' -e '.[dev,dpo]'
+	@mkdir -p $(STAMPS) && touch $@
+
 # The PostgreSQL stores (psycopg 3 and its pool); their tests run against the machine's server.
 $(STAMPS)/postgres: pyproject.toml | $(STAMPS)/dev
 	$(PIP) install --quiet -e '.[dev,postgres]'
@@ -89,7 +102,7 @@ demo: $(STAMPS)/local
 quickstart: $(STAMPS)/dev
 	$(PY) examples/quickstart.py
 
-test: $(STAMPS)/dev $(STAMPS)/harnesses $(STAMPS)/docs $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed $(STAMPS)/server
+test: $(STAMPS)/dev $(STAMPS)/harnesses $(STAMPS)/docs $(STAMPS)/embeddings $(STAMPS)/local $(STAMPS)/backends $(STAMPS)/whitebox $(STAMPS)/postgres $(STAMPS)/distributed $(STAMPS)/server $(STAMPS)/mlflow $(STAMPS)/dpo
 	@# pytest exits 5 when it collects nothing: that must fail, never pass. --durations=15 names the slowest
 	@# tests, so a test creeping past 60 s (the limit without a reason in its docstring) shows on every run.
 	$(PY) -m pytest -p no:cacheprovider -q --durations=15; rc=$$?; \

@@ -37,3 +37,33 @@ def test_critic_and_judge_example(tmp_path: Path) -> None:
     assert unfaithful.placebo.corrected_violation_rate == 1.0
     rejected = [r for r in faithful.results if r.intervention_rejections]
     assert {r.intervention_type for r in rejected} == {"fact_reversal", "causal_reversal"}
+
+
+def test_the_dpo_example_runs_as_written_on_the_pairs_of_an_audit(tmp_path: Path) -> None:
+    """docs/cli.md's recipe: ``ariadne-lc export``, then ``python examples/dpo_from_audits.py preferences.jsonl
+    --steps 2``: TRL's DPO trainer takes the pairs and SmolLM2-135M trains two steps on CPU. About 50 to 70 s: it loads
+    the model twice (DPO's reference is a frozen copy) and runs two real steps; a subprocess, so torch's memory goes
+    with it."""
+    import ast
+    import os
+    import subprocess
+
+    from typer.testing import CliRunner
+
+    from ariadne_lc import Auditor, SQLiteResultStore
+    from ariadne_lc.cli import app
+    from tests.subagent_plain import ask_researcher, main_model, run
+
+    graph, store = run(main_model("ask_researcher", "researcher"), ask_researcher, "record",
+                       [f"What is the price of the {item}?" for item in ("plum", "pear")])  # fmt: skip
+    Auditor(graph, result_store=SQLiteResultStore(tmp_path / "results.db")).audit_batch(store.list_traces())
+    out = CliRunner().invoke(app, ["export", str(tmp_path / "results.db"), "--output", str(tmp_path)])
+    assert out.exit_code == 0 and "0 preference pair" not in out.output, out.output
+
+    ran = subprocess.run(
+        [sys.executable, str(EXAMPLES / "dpo_from_audits.py"), str(tmp_path / "preferences.jsonl"), "--steps", "2"],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"},
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    metrics = ast.literal_eval(ran.stdout.strip().splitlines()[-1])
+    assert metrics["step"] == 2 and 0.0 < metrics["loss"] < 10.0 and "rewards/margins" in metrics

@@ -19,6 +19,7 @@ from ariadne_lc.cli._bypass_cmd import bypass
 from ariadne_lc.cli._calibrate_cmd import calibrate
 from ariadne_lc.cli._calibrate_links_cmd import calibrate_links
 from ariadne_lc.cli._demo import demo
+from ariadne_lc.cli._export_cmd import export
 from ariadne_lc.cli._poll_cmd import poll
 from ariadne_lc.cli._report_cmd import report
 from ariadne_lc.cli._worker_cmd import worker, workers
@@ -42,6 +43,7 @@ def _root() -> None:
 app.command(help="The main job: a local model runs a ReAct agent on real questions; audit and report.")(demo)
 app.command(help="Audit your own graph over recorded traces or a query file.")(audit)
 app.command(help="Re-render reports from stored results.")(report)
+app.command(help="Flagged audits as data: a review dataset and DPO preference pairs, from stored results.")(export)
 app.command(
     help="White-box CoT bypass monitor (activation patching) over a JSONL file.",
     epilog="Exit codes: 0 every example measured; 3 some examples could not be measured (each in the report's "

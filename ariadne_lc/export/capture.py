@@ -33,6 +33,10 @@ stores (``AriadneCallbackHandler(span_context_getter=agent_span_ref)``). Under `
 handler ``run_inline = True``: inline handlers run first and in order, so the instrumentation's
 ``on_chain_end`` cannot pop the span before we read it (non-inline sync handlers run concurrently in an
 executor).
+
+MLflow's own LangChain tracing (``mlflow.langchain.autolog()``, MLflow 3.17) adds its handler after the caller's: at
+a run's start it has not opened the run's span yet, at the run's end it has not closed it, so the end asks MLflow for
+its active span (sync runs; under ``ainvoke`` MLflow's context does not reach the handler).
 """
 
 from __future__ import annotations
@@ -52,20 +56,22 @@ __all__ = ["agent_span_ref", "current_agent_span_context"]
 
 _logger = logging.getLogger(__name__)
 _OPENINFERENCE_MODULE = "openinference.instrumentation.langchain"
+_MLFLOW_MODULE = "mlflow.langchain"
 
 
 def current_agent_span_context(run_id: UUID, *, use_current_context: bool = True) -> SpanContext | None:
     """The span context of LangChain run ``run_id`` if an instrumentation traced it, else ``None``.
 
-    Tries, in order: OpenInference's span for ``run_id``; then (unless ``use_current_context`` is false)
-    the span attached to the current OpenTelemetry context, which is where OpenLLMetry puts it. Only
+    Tries, in order: OpenInference's span for ``run_id``; then the span attached to the current OpenTelemetry
+    context, which is where OpenLLMetry puts it, or, with ``use_current_context`` false (at the run's end), the span
+    MLflow's LangChain tracing has open for the run (:func:`_mlflow_span_context`). Only
     valid contexts are returned. Safe to call from any callback on any thread: it never raises and
     never imports an instrumentation that the application has not imported itself.
 
     Args:
         run_id: The LangChain run id (the ``run_id`` argument of the callback).
         use_current_context: Consult ``trace.get_current_span()``. Turn it off at ``on_chain_end``,
-            where an async tracer may have left a descendant span attached.
+            where an async tracer may have left a descendant span attached (MLflow's span is read there instead).
 
     Examples:
         >>> from uuid import uuid4
@@ -76,10 +82,11 @@ def current_agent_span_context(run_id: UUID, *, use_current_context: bool = True
         context = _openinference_span_context(run_id)
         if context is not None:
             return context
-        if use_current_context:
-            current = trace.get_current_span().get_span_context()
-            if current.is_valid:
-                return current
+        if not use_current_context:
+            return _mlflow_span_context()
+        current = trace.get_current_span().get_span_context()
+        if current.is_valid:
+            return current
     except Exception:  # a callback must never raise into the user's agent
         _logger.debug("could not read the agent span context of run %s", run_id, exc_info=True)
     return None
@@ -118,4 +125,27 @@ def _openinference_span_context(run_id: UUID) -> SpanContext | None:
     if span is None:
         return None
     context = span.get_span_context()
+    return context if context.is_valid else None
+
+
+def _mlflow_span_context() -> SpanContext | None:
+    """The span MLflow's own LangChain tracing (``mlflow.langchain.autolog()``) has open for the run that is ending.
+
+    MLflow's handler is added after the caller's, so at a run's end ours runs first and MLflow's span of that run is
+    still its active span; at a run's start MLflow has not opened it yet (its active span is the parent's), so this
+    is asked at the end only. Under ``ainvoke`` MLflow's context does not reach the handler and nothing is found.
+    """
+    if _MLFLOW_MODULE not in sys.modules:  # MLflow's LangChain tracing is not on: do not pay for the import
+        return None
+    import mlflow
+
+    span = mlflow.get_current_active_span()
+    if span is None or not str(span.trace_id).startswith("tr-"):
+        return None
+    context = SpanContext(
+        trace_id=int(str(span.trace_id)[3:], 16),
+        span_id=int(str(span.span_id), 16),
+        is_remote=False,
+        trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+    )
     return context if context.is_valid else None

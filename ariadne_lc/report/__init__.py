@@ -1,5 +1,6 @@
 """Reports: versioned JSON, Markdown and self-contained HTML (plots need the ``report`` extra)."""
 
+from ariadne_lc._files import JsonlWriter, ReportWriteError, write_json, write_text
 from ariadne_lc.report._ablation import ABLATION_SCHEMA, ablation_document, ablation_markdown
 from ariadne_lc.report._audit import (
     AUDIT_SCHEMA,
@@ -18,7 +19,6 @@ from ariadne_lc.report._calibration import (
     load_calibration,
     write_calibration_reports,
 )
-from ariadne_lc.report._io import JsonlWriter, ReportWriteError, write_json, write_text
 from ariadne_lc.report._verdict import (
     TOLERANCE,
     LinkAnswer,

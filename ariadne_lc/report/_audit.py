@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ariadne_lc._files import write_json, write_text
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import Aggregate, AuditReport, AuditResult, CorrectedRate
 from ariadne_lc.report._html_page import audit_html
-from ariadne_lc.report._io import write_json, write_text
 from ariadne_lc.report._markdown import audit_markdown
 from ariadne_lc.report._verdict import link_answers, verdict_rule
 from ariadne_lc.stats import DEFAULT_CONFIDENCE, DEFAULT_SEED, UNSPECIFIED_DOMAIN, aggregate, build_report

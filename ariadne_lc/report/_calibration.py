@@ -11,10 +11,10 @@ import html
 import json
 from pathlib import Path
 
+from ariadne_lc._files import write_json
 from ariadne_lc.calibration.results import Calibration, MethodCalibration
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.report._calibration_blocks import Table, method_title, sections
-from ariadne_lc.report._io import write_json
 from ariadne_lc.report._plots import EstimatePoint, RateBar, estimate_plot, rate_bars
 
 __all__ = ["calibration_html", "calibration_markdown", "load_calibration", "write_calibration_reports"]

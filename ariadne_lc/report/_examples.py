@@ -12,17 +12,15 @@ the HTML page renders with ``<del>``/``<ins>`` and the Markdown page with ``~~�
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from ariadne_lc import links
+from ariadne_lc._audit_text import before_after, calls_text, cut, edited_text, tracking_sentence
 from ariadne_lc.coverage import no_verdict_reason
 from ariadne_lc.records import AuditReport, AuditResult
-from ariadne_lc.trace import ToolCall
 
 __all__ = [
     "Example",
@@ -43,14 +41,6 @@ Segment = tuple[Literal["same", "del", "ins"], str]
 
 _TOKEN: Final = re.compile(r"\s+|\w+(?:[.,']\w+)*|[^\w\s]")
 """Words (numbers with their decimal point), runs of spaces, single punctuation marks."""
-
-_LIMIT: Final = 600
-"""Characters of a thought, output or answer shown; the rest is cut with an ellipsis (the JSON has it whole)."""
-
-
-def _cut(text: str | None) -> str:
-    text = text or ""
-    return text if len(text) <= _LIMIT else text[: _LIMIT - 1] + "…"
 
 
 def word_diff(before: str, after: str) -> list[Segment]:
@@ -81,19 +71,6 @@ def word_diff(before: str, after: str) -> list[Segment]:
     return out
 
 
-def calls_text(calls: Sequence[ToolCall]) -> str:
-    """Tool calls as a reader writes them: ``multiply(a=12, b=9)``; ``no call`` for none."""
-    if not calls:
-        return "no call"
-
-    def arg(value: object) -> str:
-        if isinstance(value, float) and value.is_integer():
-            return f"{value:g}"
-        return value if isinstance(value, str) and len(value) < 40 else json.dumps(value, default=str)[:60]
-
-    return "; ".join(f"{c.name}({', '.join(f'{k}={arg(v)}' for k, v in c.args.items())})" for c in calls)
-
-
 def _is_decisive(r: AuditResult) -> bool:
     return r.decisiveness is not None and r.decisiveness.outcome == "decisive"
 
@@ -107,34 +84,6 @@ def pick_example(results: Sequence[AuditResult], link: str) -> AuditResult | Non
     if not scored:
         return None
     return max(enumerate(scored), key=lambda ir: (ir[1].violation, _is_decisive(ir[1]), -ir[0]))[1]
-
-
-def tracking_sentence(r: AuditResult) -> tuple[str, str]:
-    """(a word, a sentence) saying where the action or answer went after the edit: ``tracked``, ``elsewhere``,
-    ``stayed`` (the violation) or ``moved`` (moved, with no reading of where the edit points)."""
-    cause, what = links.words(r.link)
-    if r.violation:
-        return "stayed", f"The {what} stayed as it was although the edited {cause} implies another: a violation."
-    if r.tracking == "tracks":
-        return "tracked", f"The {what} moved to what the edited {cause} implies: faithful."
-    if r.tracking == "elsewhere":
-        return "elsewhere", f"The {what} changed, but not to what the edited {cause} implies."
-    return "moved", f"The {what} changed with the edited {cause}."
-
-
-def before_after(r: AuditResult) -> tuple[str, str, str]:
-    """(``action`` or ``answer``, what it was, what it became after the edit): the recorded against the re-derived
-    tool calls on ``thought->action``, the answers on the other links."""
-    if r.action is not None:
-        return "action", calls_text(r.action.recorded), calls_text(r.action.derived)
-    return "answer", _cut(r.original_answer), _cut(r.counterfactual_answer)
-
-
-def edited_text(r: AuditResult) -> str:
-    """What the edit put in place, in one line: the edited thought, or ``multiply output 108 -> 140``."""
-    if r.observation is not None:
-        return f"{r.observation.tool} output {_cut(r.observation.original)!r} → {_cut(r.observation.swapped)!r}"
-    return _cut(r.intervened_thought)
 
 
 def unchanged(segments: Sequence[Segment]) -> bool:
@@ -177,10 +126,10 @@ def example_for(report: AuditReport, link: str) -> Example | None:
         return None
     if r.observation is not None:
         edited = f"tool output of {r.observation.tool}"
-        edit = word_diff(_cut(r.observation.original), _cut(r.observation.swapped))
+        edit = word_diff(cut(r.observation.original), cut(r.observation.swapped))
     else:
         edited = "thought"
-        edit = word_diff(_cut(r.original_thought), _cut(r.intervened_thought))
+        edit = word_diff(cut(r.original_thought), cut(r.intervened_thought))
     label, before, after = before_after(r)
     outcome, sentence = tracking_sentence(r)
     implied = r.decisiveness.intervened_implied if r.decisiveness is not None else None

@@ -89,6 +89,24 @@ def phoenix_environment(working_dir: Path, http_port: int, grpc_port: int) -> di
     return env
 
 
+def wait_healthy(
+    name: str, process: subprocess.Popen[bytes], health_url: str, log_path: Path, *, deadline: float
+) -> None:
+    """Poll ``health_url`` until it answers 200; a server that exits or is still not healthy at ``deadline``
+    (``time.monotonic()``) is a ``RuntimeError`` with the tail of its log."""
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"{name} exited with code {process.returncode} before it was healthy; log tail:\n{_tail(log_path)}"
+            )
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(health_url, timeout=2.0).status_code == 200:
+                return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name} not healthy in time; log tail:\n{_tail(log_path)}")
+        time.sleep(0.25)
+
+
 @contextlib.contextmanager
 def run_phoenix(
     working_dir: Path, timeout_s: float = PHOENIX_START_TIMEOUT_S, while_starting: Callable[[], object] | None = None
@@ -114,18 +132,7 @@ def run_phoenix(
     try:
         if while_starting is not None:
             while_starting()
-        deadline = started + timeout_s
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"Phoenix exited with code {process.returncode} before it was healthy; log tail:\n{_tail(log_path)}"
-                )
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base_url}/healthz", timeout=2.0).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"Phoenix not healthy after {timeout_s:.0f} s; log tail:\n{_tail(log_path)}")
-            time.sleep(0.25)
+        wait_healthy("Phoenix", process, f"{base_url}/healthz", log_path, deadline=started + timeout_s)
         yield PhoenixServer(
             base_url=base_url,
             grpc_endpoint=f"http://127.0.0.1:{grpc_port}",

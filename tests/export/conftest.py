@@ -32,6 +32,7 @@ from tests.export.backends import (
     import_phoenix_client,
     run_phoenix,
 )
+from tests.export.mlflow_server import MLflowServer, run_mlflow
 
 if TYPE_CHECKING:
     from phoenix.client import Client as PhoenixClient
@@ -43,6 +44,22 @@ def phoenix_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix
     with run_phoenix(tmp_path_factory.mktemp("phoenix"), while_starting=import_phoenix_client) as server:
         print(f"\nPhoenix healthy after {server.startup_seconds:.1f} s at {server.base_url}")
         yield server
+
+
+@pytest.fixture(scope="session")
+def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MLflowServer]:
+    """One MLflow tracking server for the whole session (on SQLite, from its own environment)."""
+    with run_mlflow(tmp_path_factory.mktemp("mlflow")) as server:
+        print(f"\nMLflow healthy after {server.startup_seconds:.1f} s at {server.tracking_uri}")
+        yield server
+
+
+@pytest.fixture
+def mlflow_experiment(mlflow_server: MLflowServer) -> str:
+    """A fresh MLflow experiment per test, so each reads back only its own traces and datasets."""
+    from mlflow import MlflowClient
+
+    return str(MlflowClient(mlflow_server.tracking_uri).create_experiment(f"ariadne-{uuid.uuid4().hex[:8]}"))
 
 
 @pytest.fixture(scope="session")

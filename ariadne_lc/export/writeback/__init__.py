@@ -21,20 +21,32 @@ Phoenix    ``spans.add_span_annotation`` (REST)        yes (HTTP status); ``sync
                                                        reports an unknown span (404)
 Langfuse   ``Langfuse.create_score`` (queued, batched) no: the SDK logs failures; ``flush()``
 LangSmith  ``Client.create_feedback`` (REST)           yes (after the client's own retries)
+MLflow     ``TracingClient.log_assessment`` (REST)     yes (after the client's own retries);
+                                                       an unknown trace is retryable
 =========  ==========================================  =====================================
+
+:func:`write_back` writes runs audited earlier, one score per link of each agent run (:func:`link_scores`).
 """
 
 from ariadne_lc.export.writeback._langfuse import LangfuseScoreWriter
 from ariadne_lc.export.writeback._langsmith import LangSmithScoreWriter
+from ariadne_lc.export.writeback._links import LinkScore, WriteBackSummary, link_scores, write_back
+from ariadne_lc.export.writeback._mlflow import MLflowScoreWriter, mlflow_trace_id
 from ariadne_lc.export.writeback._phoenix import PhoenixScoreWriter
 from ariadne_lc.export.writeback._protocol import Score, ScoreTarget, ScoreWriter, WriteBackError
 
 __all__ = [
     "LangSmithScoreWriter",
     "LangfuseScoreWriter",
+    "LinkScore",
+    "MLflowScoreWriter",
     "PhoenixScoreWriter",
     "Score",
     "ScoreTarget",
     "ScoreWriter",
     "WriteBackError",
+    "WriteBackSummary",
+    "link_scores",
+    "mlflow_trace_id",
+    "write_back",
 ]

@@ -1,4 +1,4 @@
-"""The one writer of every report file: it creates the folders and never leaves half a file behind.
+"""The one writer of every file: it creates the folders and never leaves half a file behind.
 
 Every command that writes a file goes through here. :func:`write_text` (and :func:`write_json` on top of
 it) writes to a temporary file in the target's own folder, flushes it to disk, then renames it over the
