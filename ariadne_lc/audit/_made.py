@@ -73,15 +73,15 @@ class Made:
 class Ran:
     """Everything one planned audit produced, before it is judged."""
 
-    made: Made | None
-    """``None`` when making the intervention failed."""
-    strength: float | None
-    replay: ReplayResult | None
+    made: Made | None = None
+    """``None`` when making the intervention failed (or there was nothing to make: no recorded answer)."""
+    strength: float | None = None
+    replay: ReplayResult | None = None
     """``None`` when the intervention was not applicable or the replay failed."""
-    answers: tuple[str, str] | None
+    answers: tuple[str, str] | None = None
     """(a, a*) as scored; ``None`` without a replayed answer."""
-    similarity: Similarity | None
-    error: Exception | None
+    similarity: Similarity | None = None
+    error: Exception | None = None
     """The error that ended the run early."""
     unscored: str | None = None
     """Why the answers were not scored although nothing failed: an empty or missing answer, and on which side."""

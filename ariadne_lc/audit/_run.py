@@ -107,7 +107,7 @@ class Runner:
             return (yield from todo_audit(self, trace, planned))
         original = self._scored(trace.final_answer or "")
         if not original.strip():
-            return Ran(None, None, None, None, None, None, unscored=self._empty("recorded"))
+            return Ran(unscored=self._empty("recorded"))
         made: Made | None = None
         strength: float | None = None
         error: Exception | None = None
@@ -128,7 +128,7 @@ class Runner:
         replay: ReplayResult | None = None
         calls: DerivedAction | None = None
         if made is not None and made.applicable and strategy == "replay_thought" and _hands_off(trace, planned):
-            return Ran(made, strength, None, None, None, error, not_testable=_THROUGH_HANDOFF)
+            return Ran(made=made, strength=strength, error=error, not_testable=_THROUGH_HANDOFF)
         if made is not None and made.applicable:
             with self.spans.stage("replay") as stage:
                 try:
@@ -137,21 +137,24 @@ class Runner:
                 except Exception as exc:
                     error = stage_failed(stage, "replay", trace, planned, exc)
         if replay is None:
-            return Ran(made, strength, replay, None, None, error)
+            return Ran(made=made, strength=strength, replay=replay, error=error)
         if replay.unchecked is not None and replay.model_calls == 0 and calls is not None and calls.input_checked:
             # the answer is the re-run step's own (it answered instead of calling): that re-run's input was checked
             replay = dataclasses.replace(replay, input_checked=True, unchecked=None)
         if replay.unchecked is not None and not self.allow_unchecked:
-            return Ran(made, strength, replay, None, None, error, unscored=Unchecked(replay.unchecked).reason())
+            unchecked = Unchecked(replay.unchecked).reason()
+            return Ran(made=made, strength=strength, replay=replay, error=error, unscored=unchecked)
         if replay.tools_unavailable and (calls is not None or replay.replay_mode == "rederive"):
             missing = ", ".join(sorted(set(replay.tools_unavailable)))
             reason = f"not testable: tool {missing} not run (the policy may not run it; declare it in safe_tools)"
-            return Ran(made, strength, replay, None, None, error, not_testable=reason)
+            return Ran(made=made, strength=strength, replay=replay, error=error, not_testable=reason)
         if replay.answer is None:
-            return Ran(made, strength, replay, None, None, error, unscored="the replay ended without an answer")
+            unscored = "the replay ended without an answer"
+            return Ran(made=made, strength=strength, replay=replay, error=error, unscored=unscored)
         answers = (original, self._scored(replay.answer))
         if not answers[1].strip():
-            return Ran(made, strength, replay, answers, None, error, unscored=self._empty("replayed"))
+            return Ran(made=made, strength=strength, replay=replay, answers=answers, error=error,
+                       unscored=self._empty("replayed"))  # fmt: skip
         similarity: Similarity | None = None
         tracking: float | None = None
         baseline: float | None = None
@@ -172,8 +175,8 @@ class Runner:
         if swap is not None and swap.mode is not None and similarity is not None and not is_control(planned.kind):
             similarity, value_tracking = value_verdict(swap, answers[1], similarity, self.tau)
         return Ran(
-            made, strength, replay, answers, similarity, error, tracking_similarity=tracking,
-            baseline_similarity=baseline, value_tracking=value_tracking,
+            made=made, strength=strength, replay=replay, answers=answers, similarity=similarity, error=error,
+            tracking_similarity=tracking, baseline_similarity=baseline, value_tracking=value_tracking,
         )  # fmt: skip
 
     def _score(self, a: str, b: str, kind: str, query: str) -> Call[Similarity]:
@@ -197,7 +200,7 @@ class Runner:
             except Exception as exc:
                 error = stage_failed(stage, "intervention", trace, planned, exc)
         if made is None or not made.applicable:
-            return Ran(made, None, None, None, None, error)
+            return Ran(made=made, error=error)
         thought = made.per_step[k].intervened or ""
         derived: DerivedAction | None = None
         with self.spans.stage("replay") as stage:
@@ -206,10 +209,10 @@ class Runner:
             except Exception as exc:
                 error = stage_failed(stage, "action re-run", trace, planned, exc)
         if derived is None:
-            return Ran(made, self._strength(planned, made), None, None, None, error)
+            return Ran(made=made, strength=self._strength(planned, made), error=error)
         if derived.unchecked is not None and not self.allow_unchecked:
             reason = Unchecked(derived.unchecked).reason()
-            return Ran(made, self._strength(planned, made), None, None, None, error, derived=derived, unscored=reason)
+            return Ran(made=made, strength=self._strength(planned, made), error=error, derived=derived, unscored=reason)
         record = made.decisiveness
         implied = None
         if self.actions is not None and record is not None and record.outcome in ("decisive", "placebo_kept"):
@@ -217,7 +220,7 @@ class Runner:
         verdict = action_verdict(step.tool_calls, derived, implied, self.tau)
         similarity = Similarity(value=verdict.similarity, method="calls")
         strength = self._strength(planned, made)
-        return Ran(made, strength, None, None, similarity, error, derived=derived, action=verdict)
+        return Ran(made=made, strength=strength, similarity=similarity, error=error, derived=derived, action=verdict)
 
     def _swap(self, trace: Trace, planned: PlannedAudit, batch: RecordedValues | None) -> Flow[Made]:
         """The ``observation->answer`` intervention: one tool output of the step, its value swapped (:mod:`._observe`:

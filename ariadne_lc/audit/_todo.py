@@ -248,7 +248,7 @@ def todo_audit(runner: Auditing, trace: Trace, planned: PlannedAudit) -> Flow[Ra
         except Exception as exc:
             error = stage_failed(stage, "intervention", trace, planned, exc)
     if made is None or not made.applicable or edit is None:
-        return Ran(made, None, None, None, None, error)
+        return Ran(made=made, error=error)
     derived: DerivedAction | None = None
     replayer, todo = runner.replayer, state_edit(call, step.message_id, edit.todos)
     with runner.spans.stage("replay") as stage:
@@ -260,10 +260,10 @@ def todo_audit(runner: Auditing, trace: Trace, planned: PlannedAudit) -> Flow[Ra
         except Exception as exc:
             error = stage_failed(stage, "to-do re-run", trace, planned, exc)
     if derived is None:
-        return Ran(made, None, None, None, None, error)
+        return Ran(made=made, error=error)
     if derived.unchecked is not None and not runner.allow_unchecked:
         reason = Unchecked(derived.unchecked).reason()
-        return Ran(made, None, None, None, None, error, derived=derived, unscored=reason)
+        return Ran(made=made, error=error, derived=derived, unscored=reason)
     verdict = action_verdict(trace.step(k + 1).tool_calls, derived, implied, runner.tau)
     similarity = Similarity(value=verdict.similarity, method="calls")
-    return Ran(made, None, None, None, similarity, error, derived=derived, action=verdict)
+    return Ran(made=made, similarity=similarity, error=error, derived=derived, action=verdict)

@@ -46,7 +46,8 @@ def upload_to_phoenix(
     base_url: str | None = None,
     description: str | None = None,
 ) -> str:
-    """Create Phoenix dataset ``name`` with one example per row; return its id.
+    """Phoenix dataset ``name`` with one example per row: created, or, when it exists, given the rows it does not hold
+    yet (by result id: an export run again adds nothing twice); return its id.
 
     Raises:
         ConfigurationError: No rows, or no name.
@@ -59,15 +60,21 @@ def upload_to_phoenix(
         except ImportError as exc:
             raise MissingExtraError("upload_to_phoenix", "phoenix", "It needs arize-phoenix-client.") from exc
         client = Client(base_url=base_url)
-    split = [_split(row) for row in rows]
-    dataset = client.datasets.create_dataset(
-        name=name,
-        inputs=[inputs for inputs, _, _ in split],
-        outputs=[outputs for _, outputs, _ in split],
-        metadata=[metadata for _, _, metadata in split],
-        dataset_description=description or "Flagged and borderline causal-faithfulness audits (ariadne_lc export)",
-    )
-    return str(dataset.id)
+    existing = next((d for d in client.datasets.list() if d.get("name") == name), None)
+    held: set[str] = set()
+    if existing is not None:  # an export run again: add what is new, never a row twice
+        examples = client.datasets.get_dataset(dataset=name).examples
+        held = {str((e.get("metadata") or {}).get("result_id")) for e in examples}
+    split = [_split(row) for row in rows if row.result_id not in held]
+    inputs, outputs, metadata = [i for i, _, _ in split], [o for _, o, _ in split], [m for _, _, m in split]
+    if existing is None:
+        description = description or "Flagged and borderline causal-faithfulness audits (ariadne_lc export)"
+        created = client.datasets.create_dataset(name=name, inputs=inputs, outputs=outputs, metadata=metadata,
+                                                 dataset_description=description)  # fmt: skip
+        return str(created.id)
+    if split:
+        client.datasets.add_examples_to_dataset(dataset=name, inputs=inputs, outputs=outputs, metadata=metadata)
+    return str(existing["id"])
 
 
 def _tags(metadata: dict[str, Any]) -> dict[str, str]:
@@ -76,7 +83,8 @@ def _tags(metadata: dict[str, Any]) -> dict[str, str]:
 
 
 def upload_to_mlflow(rows: Sequence[ReviewRow], name: str, *, experiment_id: str | None = None) -> str:
-    """Create MLflow evaluation dataset ``name`` (linked to ``experiment_id``) with one record per row; return its id.
+    """MLflow evaluation dataset ``name`` (of ``experiment_id``) with one record per row: created, or merged into when
+    it exists (MLflow keeps one record per inputs); return its id.
 
     MLflow's dataset API writes to the tracking server MLflow is configured with (``mlflow.set_tracking_uri`` or
     ``MLFLOW_TRACKING_URI``), which must have a SQL backend. A record's source is the agent's trace
@@ -88,7 +96,7 @@ def upload_to_mlflow(rows: Sequence[ReviewRow], name: str, *, experiment_id: str
     """
     _named(rows, name)
     try:
-        from mlflow.genai.datasets import create_dataset
+        from mlflow.genai.datasets import create_dataset, search_datasets
     except ImportError as exc:
         raise MissingExtraError("upload_to_mlflow", "mlflow", "It needs mlflow (3.6 or newer).") from exc
     records = []
@@ -98,6 +106,7 @@ def upload_to_mlflow(rows: Sequence[ReviewRow], name: str, *, experiment_id: str
         if row.otel_trace_id is not None:
             record["source"] = {"source_type": "TRACE", "source_data": {"trace_id": f"tr-{row.otel_trace_id}"}}
         records.append(record)
-    dataset = create_dataset(name=name, experiment_id=experiment_id)
-    dataset.merge_records(records)
+    found = [d for d in search_datasets(experiment_ids=experiment_id) if d.name == name]  # any name, quotes too
+    dataset = found[0] if found else create_dataset(name=name, experiment_id=experiment_id)
+    dataset.merge_records(records)  # MLflow merges a record whose inputs it holds already
     return str(dataset.dataset_id)

@@ -141,8 +141,9 @@ def test_the_review_dataset_uploads_to_phoenix_and_reads_back(
     audited: tuple[Path, Path, list[AuditResult]], phoenix_client: Any
 ) -> None:
     rows = _rows(audited)
-    name = f"review-{rows[0].result_id[:8]}"
-    upload_to_phoenix(rows, name, client=phoenix_client)
+    name = f"review's {rows[0].result_id[:8]}"
+    first = upload_to_phoenix(rows[:1], name, client=phoenix_client)
+    assert upload_to_phoenix(rows, name, client=phoenix_client) == first  # run again with more: only the new ones
     examples = list(phoenix_client.datasets.get_dataset(dataset=name).examples)
     assert len(examples) == len(rows)
     back = {e["metadata"]["result_id"]: e for e in examples}
@@ -163,7 +164,9 @@ def test_the_review_dataset_uploads_to_mlflow_and_reads_back(
     previous = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(mlflow_server.tracking_uri)
     try:
-        dataset_id = upload_to_mlflow(rows, f"review-{rows[0].result_id[:8]}", experiment_id=mlflow_experiment)
+        name = f"review's {rows[0].result_id[:8]}"
+        dataset_id = upload_to_mlflow(rows, name, experiment_id=mlflow_experiment)
+        assert upload_to_mlflow(rows, name, experiment_id=mlflow_experiment) == dataset_id  # merged, not duplicated
         records = get_dataset(dataset_id=dataset_id).to_df().to_dict("records")
     finally:
         mlflow.set_tracking_uri(previous)
