@@ -13,7 +13,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ariadne_lc.trace import Step, ToolCall, Trace
+from ariadne_lc.trace import SpanRef, Step, ToolCall, Trace
 
 __all__ = [
     "LINKS",
@@ -262,6 +262,9 @@ class AuditResult(BaseModel):
     duration_s: float = 0.0
     agent_name: str | None = None
     tags: tuple[str, ...] = ()
+    audit_span: SpanRef | None = None
+    """The audit's own span (its edit, replay and score stages under it), when a tracer recorded one: the evidence a
+    backend's score links to. ``None`` without a tracer provider, and for traces that could not be audited."""
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     control: bool = False
     """A control (placebo, rerun, ablation, early answer, filler), reported beside the contradictions."""

@@ -52,7 +52,15 @@ from ariadne_lc.trace import SpanRef, Trace
 if TYPE_CHECKING:
     from ariadne_lc.records import AuditReport, AuditResult
 
-__all__ = ["CAPTURE_CONTENT_ENV", "EVALUATION_EVENTS", "AuditSpans", "Redactor", "audit_span_attributes", "link_to"]
+__all__ = [
+    "CAPTURE_CONTENT_ENV",
+    "EVALUATION_EVENTS",
+    "AuditSpans",
+    "Redactor",
+    "audit_span_attributes",
+    "link_to",
+    "span_ref_of",
+]
 
 SPAN_NAME = f"{sc.EVALUATION_OPERATION} {sc.EVALUATION_NAME}"
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -93,6 +101,14 @@ def link_to(ref: SpanRef) -> Link:
         trace_flags=TraceFlags(ref.trace_flags),
     )
     return Link(ctx, attributes={sc.ARIADNE_LINK_ROLE: sc.LINK_ROLE_EVALUATED_TRACE})
+
+
+def span_ref_of(span: Span) -> SpanRef | None:
+    """The reference a record keeps of ``span``; ``None`` for a span that records nothing (no tracer provider)."""
+    ctx = span.get_span_context()
+    if not ctx.is_valid:
+        return None
+    return SpanRef(trace_id=f"{ctx.trace_id:032x}", span_id=f"{ctx.span_id:016x}", trace_flags=int(ctx.trace_flags))
 
 
 def capture_from_env() -> bool:

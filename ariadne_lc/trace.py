@@ -8,6 +8,7 @@ All models are pydantic v2 and round-trip through JSON unchanged.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 from urllib.parse import quote
@@ -20,6 +21,7 @@ __all__ = [
     "GraphFingerprint",
     "HandedBack",
     "InterruptRecord",
+    "MessageDigest",
     "ModelInput",
     "SpanRef",
     "Step",
@@ -207,6 +209,29 @@ class GraphFingerprint(BaseModel):
     fingerprints): the graph's own system prompt must be among them, line by line (middleware may add lines)."""
 
 
+@dataclass(frozen=True, slots=True)
+class MessageDigest:
+    """One message a model call read, as :class:`ModelInput` keeps it: its type, its id and a digest of its content."""
+
+    kind: str
+    """The message's type: ``system``, ``human``, ``ai``, ``tool``."""
+    id: str
+    """Its id in the graph state (``""`` when it has none)."""
+    digest: str
+    """A digest of its content: equal contents, equal digests."""
+
+    @classmethod
+    def parse(cls, entry: str) -> MessageDigest:
+        """The message of one ``"<type>:<message id>:<digest>"`` entry (an id may hold colons, a type and a digest
+        never do)."""
+        kind, _, rest = entry.partition(":")
+        message_id, _, digest = rest.rpartition(":")
+        return cls(kind, message_id, digest)
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.id}:{self.digest}"
+
+
 class ModelInput(BaseModel):
     """What one model call was given, as digests: enough to tell that a replay gave the model the same input.
 
@@ -225,6 +250,10 @@ class ModelInput(BaseModel):
     source: str = "callback"
     """Who saw the call: ``"callback"`` (the chat model's start callback) or ``"middleware"`` (the model request
     ``AriadneMiddleware`` wrapped). A replay is checked against what the same source sees."""
+
+    def digests(self) -> tuple[MessageDigest, ...]:
+        """:attr:`messages` as records (they are stored as strings, so that stored traces keep their form)."""
+        return tuple(MessageDigest.parse(entry) for entry in self.messages)
 
 
 class Step(BaseModel):

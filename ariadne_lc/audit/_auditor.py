@@ -37,7 +37,7 @@ from ariadne_lc.interventions.action_model import ModelActionReader
 from ariadne_lc.interventions.actions import RuleActionReader
 from ariadne_lc.interventions.observations import LLMObservationSwapper, in_context
 from ariadne_lc.interventions.values import ValueSwapper
-from ariadne_lc.otel import AuditSpans
+from ariadne_lc.otel import AuditSpans, span_ref_of
 from ariadne_lc.records import AuditResult, Link, RunUnits
 from ariadne_lc.replay import Replayer
 from ariadne_lc.scoring import AnswerMatchScorer, sequence_similarity
@@ -336,6 +336,7 @@ class Auditor(AuditorView, BatchAudits):
                     "plan_key": planned.key,
                     "inclusion": planned.inclusion,
                     "run_units": units,
+                    "audit_span": span_ref_of(span),
                 }
             )
             if result.intervention_type != planned.kind:  # a selector resolved when the audit ran

@@ -15,7 +15,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from opentelemetry.trace import Span
@@ -139,11 +139,6 @@ class ScoreWriteBackSink:
         # what was changed and what moved, in words; thoughts and answers quoted only under content capture
         quoted = self.spans.content(audit_rationale(result, quote=True))
         score = Score.from_audit_result(result, explanation=quoted or audit_rationale(result, quote=False))
-        evidence = finished.span.get_span_context() if finished.span is not None else None
-        if evidence is not None and evidence.is_valid:  # the audit's own trace: its replay, its edit, its scores
-            metadata = {**score.metadata, "audit_trace_id": f"{evidence.trace_id:032x}",
-                        "audit_span_id": f"{evidence.span_id:016x}"}  # fmt: skip
-            score = replace(score, metadata=metadata)
         for writer in self.writers:
             try:
                 writer.write(target, score)

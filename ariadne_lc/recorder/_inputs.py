@@ -10,7 +10,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from ariadne_lc.trace import ModelInput
+from ariadne_lc.trace import MessageDigest, ModelInput
 
 __all__ = ["model_input", "tool_names"]
 
@@ -44,7 +44,7 @@ def tool_names(tools: Iterable[Any] | None) -> tuple[str, ...] | None:
 def model_input(messages: Sequence[BaseMessage], tools: Iterable[Any] | None, source: str) -> ModelInput:
     """The digests of one model call's input (module docstring)."""
     return ModelInput(
-        messages=tuple(f"{m.type}:{m.id or ''}:{_digest(m)}" for m in messages),
+        messages=tuple(str(MessageDigest(m.type, m.id or "", _digest(m))) for m in messages),
         tools=tool_names(tools),
         source=source,
     )

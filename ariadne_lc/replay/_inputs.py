@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ariadne_lc.errors import ReplayInputMismatchError
-from ariadne_lc.trace import ModelInput, Step, Trace
+from ariadne_lc.trace import MessageDigest, ModelInput, Step, Trace
 
 __all__ = [
     "UNCHECKED",
@@ -52,18 +52,6 @@ __all__ = [
     "same_messages",
     "target_of",
 ]
-
-
-def _kind(entry: str) -> str:
-    return entry.partition(":")[0]
-
-
-def _content(entry: str) -> str:
-    return entry.rpartition(":")[2]
-
-
-def _id(entry: str) -> str:
-    return entry.partition(":")[2].rpartition(":")[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,10 +134,11 @@ def target_of(
         return CheckTarget(first, len(first.messages), 0, True, where, source_only=True)
     recorded = after.model_input
     ids = {s.message_id for s in steps if s.message_id}
-    edit = next((i for i, e in enumerate(recorded.messages) if _id(e) in ids), None)
+    read = recorded.digests()
+    edit = next((i for i, m in enumerate(read) if m.id in ids), None)
     if edit is None and steps[0].model_input is not None:
         at = len(steps[0].model_input.messages)  # by position: right after what the step's own call read
-        if at < len(recorded.messages) and _kind(recorded.messages[at]) == "ai":
+        if at < len(read) and read[at].kind == "ai":
             edit = at
     if edit is None:  # the next call does not read the step's message: all of its input must be the recorded one
         where = f"step {after.index}'s model call (it does not read step {step.index}'s message)"
@@ -168,7 +157,7 @@ def changed_target(
     recorded = after.model_input
     if recorded is None:
         return Unchecked(f"step {after.index} recorded no model input (an older trace, or a LangGraph Server thread)")
-    at = next((i for i, m in enumerate(recorded.messages) if message_id and _id(m) == message_id), None)
+    at = next((i for i, m in enumerate(recorded.digests()) if message_id and m.id == message_id), None)
     if at is None:
         return Unchecked(f"step {after.index}'s recorded input does not hold {what}")
     where = f"step {after.index}'s model call (it reads {what})"
@@ -197,8 +186,8 @@ def check_input(target: CheckTarget | Unchecked, replayed: Sequence[ModelInput])
         return Unchecked("the replay made no model call")
     cross = got is None  # seen by another source than the record's (an agent recorded by its middleware, replayed
     got = got or replayed[0]  # on a graph without it): compared all the same, and a difference is no proof
-    want = target.recorded.messages
-    problem = _difference(want, got.messages, target)
+    want, read = target.recorded.digests(), got.digests()
+    problem = _difference(want, read, target)
     tools = target.recorded.tools
     if problem is None and tools is not None and got.tools is not None and tools != got.tools:
         problem = f"the tools bound differ: recorded {list(tools)}, replayed {list(got.tools)}"
@@ -213,11 +202,7 @@ def check_input(target: CheckTarget | Unchecked, replayed: Sequence[ModelInput])
             "to tell the edit from another change (a middleware that rewrote the history)"
         )
     if problem is not None:
-        system = (
-            bool(want and got.messages)
-            and _kind(want[0]) == _kind(got.messages[0]) == "system"
-            and (_content(want[0]) != _content(got.messages[0]))
-        )
+        system = bool(want and read) and want[0].kind == read[0].kind == "system" and want[0].digest != read[0].digest
         cause = (
             "The system prompt is not the recorded one: the auditor's graph is not the graph the run was recorded "
             "under (a changed prompt, or middleware that writes the prompt differently); audit with the recorded "
@@ -233,14 +218,14 @@ def check_input(target: CheckTarget | Unchecked, replayed: Sequence[ModelInput])
     return None
 
 
-def _difference(want: Sequence[str], got: Sequence[str], target: CheckTarget) -> str | None:
+def _difference(want: Sequence[MessageDigest], got: Sequence[MessageDigest], target: CheckTarget) -> str | None:
     for i in range(min(target.edit, len(want))):
         if i >= len(got):
             return f"it got {len(got)} messages where the recorded call got {len(want)}"
-        if _kind(got[i]) != _kind(want[i]) or _content(got[i]) != _content(want[i]):
+        if got[i].kind != want[i].kind or got[i].digest != want[i].digest:
             return (
-                f"message {i} differs (recorded a {_kind(want[i])} message, replayed a {_kind(got[i])} message"
-                f"{' with other content' if _kind(got[i]) == _kind(want[i]) else ''})"
+                f"message {i} differs (recorded a {want[i].kind} message, replayed a {got[i].kind} message"
+                f"{' with other content' if got[i].kind == want[i].kind else ''})"
             )
     if target.loose_tail:
         if target.source_only:
@@ -250,9 +235,9 @@ def _difference(want: Sequence[str], got: Sequence[str], target: CheckTarget) ->
         return f"it got {len(got)} messages where {len(want) + target.extra} were expected"
     differing = []
     for i in range(target.edit, len(want)):
-        if _kind(got[i]) != _kind(want[i]):
-            return f"message {i} is a {_kind(got[i])} message where the recorded call had a {_kind(want[i])} message"
-        if _content(got[i]) != _content(want[i]):
+        if got[i].kind != want[i].kind:
+            return f"message {i} is a {got[i].kind} message where the recorded call had a {want[i].kind} message"
+        if got[i].digest != want[i].digest:
             differing.append(i)
     if target.edited and target.edit not in differing:
         return f"message {target.edit}, the edited thought's, is the recorded one: the edit was not applied"
@@ -260,7 +245,7 @@ def _difference(want: Sequence[str], got: Sequence[str], target: CheckTarget) ->
         extra = [i for i in differing if i != target.edit][target.changes - (target.edit in differing) :]
         shown = extra[0] if extra else differing[-1]
         return (
-            f"message {shown} ({_kind(got[shown])}) differs in content, and only the {target.changes} edited "
+            f"message {shown} ({got[shown].kind}) differs in content, and only the {target.changes} edited "
             "message(s) may"
         )
     return None

@@ -8,6 +8,7 @@ assessment per link of each run, and writing it again updates, never duplicates.
 
 from __future__ import annotations
 
+import json
 import time
 import warnings
 from collections.abc import Iterator
@@ -131,7 +132,7 @@ def mlflow_langchain_tracing(mlflow_server: MLflowServer, mlflow_experiment: str
 
 @pytest.mark.usefixtures("mlflow_langchain_tracing")
 def test_runs_traced_by_mlflow_itself_get_one_assessment_per_link_written_back_later(
-    mlflow_server: MLflowServer,
+    mlflow_server: MLflowServer, mlflow_experiment: str
 ) -> None:
     """``mlflow.langchain.autolog()`` traces the agent; the recorder keeps each agent run's MLflow span; audited later,
     ``write_back`` puts one feedback per link on each run's span (verdict, mean φ, interval, what changed); a second
@@ -159,7 +160,10 @@ def test_runs_traced_by_mlflow_itself_get_one_assessment_per_link_written_back_l
     assert spans[main_span.span_id].name == "main" and spans[main_span.span_id].parent_id is None
     assert spans[researcher_span.span_id].name == "researcher"
 
-    results = Auditor(graph).audit_batch(list(traces.values())).results  # audited later, without a writer
+    audit_provider = _provider(mlflow_server, mlflow_experiment, "ariadne-audit")
+    auditor = Auditor(graph, tracer_provider=audit_provider)  # audited later, without a writer
+    results = auditor.audit_batch(list(traces.values())).results
+    assert audit_provider.force_flush()
     spans_of = {t.trace_id: t.span for t in traces.values()}
     writer = MLflowScoreWriter(mlflow_server.tracking_uri)
     summary = write_back(results, spans_of, [writer])
@@ -181,7 +185,11 @@ def test_runs_traced_by_mlflow_itself_get_one_assessment_per_link_written_back_l
                 label = "violation" if any(r.violation for r in scored) else "faithful"
                 assert a.metadata["label"] == label and a.rationale.startswith(f"{label}: ")
                 assert "95% CI of the rate [" in a.rationale and " Worst: " in a.rationale
-            else:  # nothing scored on the link (its thoughts commit to nothing): no verdict, and not an error
+            worst = next(r for r in audits if r.result_id in json.loads(a.metadata["result_ids"]) and
+                         r.audit_span is not None and r.audit_span.span_id == a.metadata["audit_span_id"])  # fmt: skip
+            evidence = _trace(mlflow_server, a.metadata["audit_trace_id"])  # the worst audit, a click away
+            assert any(s.span_id == worst.audit_span.span_id for s in evidence.data.spans)  # type: ignore[union-attr]
+            if not scored:  # nothing scored on the link (its thoughts commit to nothing): no verdict, and not an error
                 assert a.value == "inconclusive" and a.error is None and a.rationale.startswith("no verdict: ")
     # the main agent ignores what its researcher found; the researcher reads its tool
     main_labels = {a.name: a.metadata["label"] for a in assessments if a.span_id == main_span.span_id}

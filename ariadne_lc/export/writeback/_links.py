@@ -74,6 +74,8 @@ def _link_score(link: str, audits: Sequence[AuditResult], quote: bool) -> Score:
         "rate_ci": list(interval) if interval is not None else None,
         "result_ids": [r.result_id for r in audits],
     }
+    if worst.audit_span is not None:  # the evidence of the worst audit, a click away
+        metadata["audit_trace_id"], metadata["audit_span_id"] = worst.audit_span.trace_id, worst.audit_span.span_id
     return Score(
         name=sc.evaluation_name(link),
         value=sum(phis) / len(phis) if phis else None,

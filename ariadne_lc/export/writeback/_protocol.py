@@ -142,6 +142,9 @@ class Score:
         }
         if result.strength is not None:
             metadata["strength"] = result.strength
+        if result.audit_span is not None:  # the evidence: the audit's own trace, its edit, replay and score spans
+            metadata["audit_trace_id"] = result.audit_span.trace_id
+            metadata["audit_span_id"] = result.audit_span.span_id
         return cls(
             name=sc.evaluation_name(result.link),
             value=result.phi,
