@@ -26,3 +26,17 @@ def test_step_lookup_names_the_valid_range() -> None:
     assert trace.step(0).thought == "x"
     with pytest.raises(StepNotFoundError, match=r"valid: 0\.\.0"):
         trace.step(1)
+
+
+def test_a_model_inputs_messages_read_back_as_records_whatever_their_ids_hold() -> None:
+    from ariadne_lc.trace import MessageDigest, ModelInput
+
+    recorded = ModelInput(messages=("system::d0", "human:run-1:abc:d1", "ai:lc_run--7f:d2", "tool::"))
+    digests = recorded.digests()
+    assert digests == (
+        MessageDigest("system", "", "d0"),
+        MessageDigest("human", "run-1:abc", "d1"),  # an id may hold colons: the digest is what follows the last one
+        MessageDigest("ai", "lc_run--7f", "d2"),
+        MessageDigest("tool", "", ""),
+    )
+    assert tuple(str(d) for d in digests) == recorded.messages  # the stored form, unchanged

@@ -214,8 +214,11 @@ def _gives_pair(r: AuditResult) -> bool:
 
 
 def _prompt(r: AuditResult) -> str:
-    edited, _, edit = _edit_of(r)
-    heading = {"thought": "Reasoning", "to-do list": "To-do list"}.get(edited, f"Tool output ({edited[15:]})")
+    _, _, edit = _edit_of(r)
+    if r.observation is not None:
+        heading = f"Tool output ({r.observation.tool})"
+    else:
+        heading = "To-do list" if links.unit(r.link) == "state" else "Reasoning"
     return f"Question: {r.query}\n{heading}: {edit}\nAnswer:"
 
 

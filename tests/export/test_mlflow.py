@@ -165,7 +165,9 @@ def test_runs_traced_by_mlflow_itself_get_one_assessment_per_link_written_back_l
     results = auditor.audit_batch(list(traces.values())).results
     assert audit_provider.force_flush()
     spans_of = {t.trace_id: t.span for t in traces.values()}
-    writer = MLflowScoreWriter(mlflow_server.tracking_uri)
+    from mlflow import MlflowClient
+
+    writer = MLflowScoreWriter(client=MlflowClient(mlflow_server.tracking_uri))  # the client most code holds
     summary = write_back(results, spans_of, [writer])
     assert summary.failed == 0 and summary.no_span == 0 and summary.written > 0
     assessments = _trace(mlflow_server, main_span.trace_id).info.assessments
@@ -208,3 +210,16 @@ def test_an_unknown_trace_is_a_retryable_write_back_error(mlflow_server: MLflowS
     with pytest.raises(WriteBackError) as raised:
         writer.write(ScoreTarget("1" * 32, "2" * 16), Score(name="causal_faithfulness", value=1.0, label="faithful"))
     assert raised.value.retryable and raised.value.backend == "mlflow"
+
+
+def test_an_unreachable_server_is_a_retryable_write_back_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MLflow's client retries by itself first (``MLFLOW_HTTP_REQUEST_MAX_RETRIES``); then the writer says so, once."""
+    from ariadne_lc.export import Score, ScoreTarget, WriteBackError
+    from tests.export.backends import _free_port
+
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "5")
+    writer = MLflowScoreWriter(f"http://127.0.0.1:{_free_port()}")
+    with pytest.raises(WriteBackError, match="tr-1111") as raised:
+        writer.write(ScoreTarget("1" * 32, "2" * 16), Score(name="causal_faithfulness", value=1.0, label="faithful"))
+    assert raised.value.retryable

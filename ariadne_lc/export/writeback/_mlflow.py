@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ariadne_lc.errors import ConfigurationError, MissingExtraError
 from ariadne_lc.export.writeback._protocol import RETRYABLE_STATUS, Score, ScoreTarget, WriteBackError, http_status
 
 if TYPE_CHECKING:
+    from mlflow import MlflowClient
     from mlflow.tracing.client import TracingClient
 
 __all__ = ["KEY_METADATA", "MLflowScoreWriter", "mlflow_trace_id"]
@@ -56,21 +57,22 @@ class MLflowScoreWriter:
     Args:
         tracking_uri: The tracking server, e.g. ``http://localhost:5000``; MLflow's own default
             (``MLFLOW_TRACKING_URI``) when omitted.
-        client: A ``mlflow.tracing.client.TracingClient`` to use instead.
+        client: An ``mlflow.MlflowClient`` or a ``mlflow.tracing.client.TracingClient`` to use instead.
     """
 
     backend: Final = "mlflow"
 
-    def __init__(self, tracking_uri: str | None = None, *, client: TracingClient | None = None) -> None:
+    def __init__(self, tracking_uri: str | None = None, *, client: MlflowClient | TracingClient | None = None) -> None:
         if client is not None and tracking_uri is not None:
-            raise ConfigurationError("pass either an MLflow TracingClient or a tracking_uri, not both")
+            raise ConfigurationError("pass either an MLflow client or a tracking_uri, not both")
         if client is None:
             try:
                 from mlflow.tracing.client import TracingClient
             except ImportError as exc:
                 raise MissingExtraError("MLflowScoreWriter", "mlflow", "It needs mlflow (3.6 or newer).") from exc
             client = TracingClient(tracking_uri)
-        self._client = client
+        # an MlflowClient (what most code holds) keeps its tracing client inside
+        self._client: TracingClient = cast("TracingClient", getattr(client, "_tracing_client", client))
 
     def _feedback(self, target: ScoreTarget, score: Score) -> Any:
         from mlflow.entities import AssessmentSource, Feedback
@@ -110,9 +112,7 @@ class MLflowScoreWriter:
             retryable = exc.error_code == "RESOURCE_DOES_NOT_EXIST" or code in RETRYABLE_STATUS or code >= 500
             raise WriteBackError(self.backend, f"{exc.error_code} for trace {trace_id}: {exc.message}",
                                  retryable=retryable) from exc  # fmt: skip
-        except Exception as exc:
+        except Exception as exc:  # MLflow wraps its HTTP failures (an unreachable server too) in MlflowException
             status = http_status(exc)
-            if status is not None or "Connection" in type(exc).__name__ or "Timeout" in type(exc).__name__:
-                retryable = status is None or status in RETRYABLE_STATUS or status >= 500
-                raise WriteBackError(self.backend, f"cannot reach MLflow: {exc}", retryable=retryable) from exc
-            raise WriteBackError(self.backend, f"assessment rejected: {exc!r}", retryable=False) from exc
+            retryable = status is not None and (status in RETRYABLE_STATUS or status >= 500)
+            raise WriteBackError(self.backend, f"assessment rejected: {exc!r}", retryable=retryable) from exc
