@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "SPLIT_MARK",
     "AgentLink",
     "CheckpointRef",
     "GraphFingerprint",
@@ -29,6 +30,8 @@ __all__ = [
     "Trace",
     "UnitKind",
     "output_unit",
+    "recorded_trace_id",
+    "split_run_id",
     "state_unit",
     "unit_kind",
 ]
@@ -75,6 +78,21 @@ class ToolCall(BaseModel):
     recorded as its own trace whose :attr:`Trace.parent` points back here."""
     handed_back: HandedBack | None = None
     """A hand-off's observation: what the agent it handed to returned, read back by the caller's next turn."""
+
+
+SPLIT_MARK: Final = "~"
+"""Joins a recorded trace's id and the number of a run split from it at audit time (``<trace id>~<n>``: a
+supervisor's workers, recorded in the supervisor's trace, are audited as runs of their own)."""
+
+
+def split_run_id(trace_id: str, n: int) -> str:
+    """The id of the ``n``-th run split from recorded trace ``trace_id`` (the first keeps the trace's own id)."""
+    return trace_id if n == 0 else f"{trace_id}{SPLIT_MARK}{n}"
+
+
+def recorded_trace_id(run_id: str) -> str:
+    """The recorded trace a run's id comes from: itself, or the trace a split run was split from."""
+    return run_id.split(SPLIT_MARK, 1)[0]
 
 
 def output_unit(call: ToolCall, index: int) -> str:

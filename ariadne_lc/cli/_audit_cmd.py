@@ -30,7 +30,7 @@ from ariadne_lc.interventions.implied import AnswerReader, ModelReader, RuleRead
 from ariadne_lc.records import Link
 from ariadne_lc.report import write_audit_reports
 from ariadne_lc.store import SQLiteResultStore, SQLiteTraceStore
-from ariadne_lc.trace import Trace
+from ariadne_lc.trace import Trace, recorded_trace_id
 
 __all__ = ["ALLOW_UNCHECKED_HELP", "LINK_HELP", "audit", "load_graph", "load_reader", "parse_links", "parse_step"]
 
@@ -359,7 +359,7 @@ def _audit_local(
     auditor = Auditor(compiled, result_store=None, recorded_values=pool, **auditor_kwargs)
     # recorded traces audited before (a run that was interrupted, or the same command run again): kept, not redone
     prior = already_audited(results, auditable, _keys_of(auditor, selector, kinds)) if queries is None else []
-    done = {r.trace_id.split("~")[0] for r in prior}
+    done = {recorded_trace_id(r.trace_id) for r in prior}
     if done:
         console.print(f"resuming: {len(done)} traces already audited in {output / 'results.db'}")
     report = audit_traces(

@@ -24,7 +24,7 @@ from ariadne_lc.records import AuditReport, AuditResult
 from ariadne_lc.report import link_answers
 from ariadne_lc.stats import build_report
 from ariadne_lc.store import ResultStore, TraceStore
-from ariadne_lc.trace import Trace
+from ariadne_lc.trace import Trace, recorded_trace_id
 
 if TYPE_CHECKING:
     from ariadne_lc.server import RemoteAuditor
@@ -198,7 +198,7 @@ def already_audited(
     wanted = {t.trace_id for t in traces}
     by_trace: dict[str, list[AuditResult]] = {}
     for r in results.list_results():
-        origin = r.trace_id.split("~")[0]  # a split run's id is "<trace id>~<n>"
+        origin = recorded_trace_id(r.trace_id)
         if origin in wanted:
             by_trace.setdefault(origin, []).append(r)
     done: list[AuditResult] = []

@@ -33,7 +33,7 @@ from ariadne_lc._audit_text import calls_text
 from ariadne_lc._files import JsonlWriter
 from ariadne_lc.errors import ConfigurationError
 from ariadne_lc.records import AuditResult
-from ariadne_lc.trace import SpanRef
+from ariadne_lc.trace import SpanRef, recorded_trace_id
 
 __all__ = [
     "DEFAULT_MARGIN",
@@ -166,7 +166,7 @@ def review_rows(
             continue
         edited, recorded, edit = _edit_of(r)
         effect, before, after = _effect_of(r)
-        span = (spans or {}).get(r.trace_id)
+        span = (spans or {}).get(r.trace_id) or (spans or {}).get(recorded_trace_id(r.trace_id))
         rows.append(
             ReviewRow(
                 result_id=r.result_id,

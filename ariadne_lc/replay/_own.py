@@ -27,7 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 from ariadne_lc.errors import SubgraphNotReplayableError
 from ariadne_lc.replay._fork import levels_of, path_of, relative
-from ariadne_lc.trace import AgentLink, HandedBack, Step, ToolCall, Trace
+from ariadne_lc.trace import AgentLink, HandedBack, Step, ToolCall, Trace, split_run_id
 
 __all__ = ["HANDOFF_PREFIXES", "NamespacedSaver", "agents_of", "own_graph_of", "reaches_graph"]
 
@@ -294,7 +294,7 @@ def agents_of(replayer: Replayer, trace: Trace) -> list[Trace]:
         out.append(
             trace.model_copy(
                 update={
-                    "trace_id": trace.trace_id if n == 0 else f"{trace.trace_id}~{n}",
+                    "trace_id": split_run_id(trace.trace_id, n),
                     "steps": tuple(s.model_copy(update={"index": i}) for i, s in enumerate(run)),
                     "final_answer": answer,
                     "agent_name": _agent_name(replayer, last) or trace.agent_name,

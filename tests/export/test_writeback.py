@@ -290,3 +290,40 @@ def test_langsmith_unreachable_is_retryable() -> None:
 def test_langsmith_attempts_must_be_positive() -> None:
     with pytest.raises(ConfigurationError):
         LangSmithScoreWriter(object(), stop_after_attempt=0)  # type: ignore[arg-type]
+
+
+class _Kept:
+    """A writer that keeps what it is given: the write-back's logic, apart from any backend."""
+
+    def __init__(self) -> None:
+        self.written: list[tuple[ScoreTarget, Score]] = []
+
+    def write(self, target: ScoreTarget, score: Score) -> None:
+        self.written.append((target, score))
+
+
+def test_a_supervisors_workers_split_at_audit_time_are_written_back_onto_the_recorded_trace_span() -> None:
+    """A supervisor recorded whole is one trace; its worker's run is split from it when audited (``<trace id>~1``), and
+    its per-link scores go where the auditor's own write-back puts them: on the recorded trace's span."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from ariadne_lc import Auditor
+    from ariadne_lc.export import link_scores, write_back
+    from ariadne_lc.trace import SpanRef
+    from tests.harness_agents import run_supervisor
+
+    graph, traces = run_supervisor(InMemorySaver(), recorder="record")
+    results = Auditor(graph).audit_batch(traces).results
+    assert any("~" in r.trace_id for r in results) and all("~" not in t.trace_id for t in traces)
+    spans = {t.trace_id: SpanRef(trace_id=f"{i + 1:032x}", span_id=f"{i + 1:016x}") for i, t in enumerate(traces)}
+    kept = _Kept()
+
+    summary = write_back(results, spans, [kept])
+
+    assert summary.no_span == 0 and summary.failed == 0 and summary.written == len(link_scores(results))
+    by_run = {s.metadata["result_ids"][0]: target for target, s in kept.written}
+    for r in results:
+        if r.result_id in by_run:
+            assert by_run[r.result_id].span_id == spans[r.trace_id.split("~")[0]].span_id
+    agents = {r.agent_name for r in results if r.result_id in by_run}
+    assert {"supervisor", "shopper"} <= agents

@@ -19,7 +19,7 @@ from ariadne_lc.export.writeback._protocol import Score, ScoreTarget, ScoreWrite
 from ariadne_lc.export.writeback._rationale import audit_rationale
 from ariadne_lc.records import AuditResult
 from ariadne_lc.stats import wilson_interval
-from ariadne_lc.trace import SpanRef
+from ariadne_lc.trace import SpanRef, recorded_trace_id
 
 __all__ = ["LinkScore", "WriteBackSummary", "link_scores", "write_back"]
 
@@ -123,7 +123,9 @@ def write_back(
     missing: set[str] = set()
     errors: list[str] = []
     for item in link_scores(results, quote=quote):
-        ref = spans.get(item.trace_id)
+        # a run split from a recorded trace at audit time (a supervisor's worker) is scored on that trace's span,
+        # as the auditor's own write-back does
+        ref = spans.get(item.trace_id) or spans.get(recorded_trace_id(item.trace_id))
         if ref is None:
             missing.add(item.trace_id)
             continue
