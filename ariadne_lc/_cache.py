@@ -37,7 +37,7 @@ class _Flight:
         self.done.wait()
         return True
 
-    async def landed(self) -> bool:
+    async def finished(self) -> bool:
         """Await the value without blocking the loop."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
@@ -48,7 +48,7 @@ class _Flight:
         await future
         return True
 
-    def land(self) -> None:
+    def finish(self) -> None:
         """Wake every waiter."""
         with self._lock:
             self.done.set()
@@ -111,12 +111,12 @@ class Lru(Generic[K, V]):
                 return found, True  # type: ignore[return-value]  # a hit is never None
             if mine:
                 break
-            if not (yield Call(flight.wait, flight.landed)):  # a thread running an event loop never blocks on one
+            if not (yield Call(flight.wait, flight.finished)):  # a thread running an event loop never blocks on one
                 return self.put(key, (yield make)), False
         try:
             return self.put(key, (yield make)), False
         finally:
-            self._landed(key, flight)
+            self._finished(key, flight)
 
     def _claim(self, key: K) -> tuple[V | None, _Flight | None, bool]:
         """(the value, ``None``, ``False``) on a hit, else the key's flight and whether this caller makes it."""
@@ -130,10 +130,10 @@ class Lru(Generic[K, V]):
             flight = self._flights[key] = _Flight()
             return None, flight, True
 
-    def _landed(self, key: K, flight: _Flight) -> None:
+    def _finished(self, key: K, flight: _Flight) -> None:
         with self._lock:
             del self._flights[key]
-        flight.land()
+        flight.finish()
 
     def __len__(self) -> int:
         with self._lock:

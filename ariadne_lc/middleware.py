@@ -75,11 +75,7 @@ from ariadne_lc.recorder._nested import (
     root_metadata,
     self_recording,
 )
-from ariadne_lc.semconv import (
-    ARIADNE_PARENT_AGENT,
-    ARIADNE_PARENT_CALL_ID,
-    ARIADNE_PARENT_TRACE_ID,
-)
+from ariadne_lc.semconv import ARIADNE_PARENT_AGENT, ARIADNE_PARENT_CALL_ID, ARIADNE_PARENT_TRACE_ID
 from ariadne_lc.store import TraceStore
 
 __all__ = ["AriadneMiddleware", "RunNotFinishedError"]

@@ -24,18 +24,17 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _sides import ROOT, measure_side, worktree
+
 DEFAULT_BASE = "f745132"
 
 
@@ -134,32 +133,6 @@ def measure(traces: int, calls: int, repeats: int) -> dict[str, Any]:
 # -- the driver ----------------------------------------------------------------------------------------------------
 
 
-def worktree(base: str) -> Path:
-    """A worktree of ``base`` under the temporary directory, made on first use."""
-    commit = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--verify", f"{base}^{{commit}}"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    path = Path(tempfile.gettempdir()) / f"ariadne-audit-cpu-{commit[:12]}"
-    if not (path / "ariadne_lc").is_dir():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(path), commit], check=True)
-    return path
-
-
-def run_side(root: Path, traces: int, calls: int, repeats: int) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(root)}
-    done = subprocess.run(
-        [sys.executable, __file__, "--measure", *_counts(traces, calls, repeats)],
-        env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True,
-    )  # fmt: skip
-    if done.returncode:
-        raise SystemExit(f"the measure of {root} failed:\n{done.stderr[-3000:]}")
-    measured: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    if Path(measured["ariadne_lc"]) != root / "ariadne_lc":
-        raise SystemExit(f"measured {measured['ariadne_lc']}, not {root}: PYTHONPATH did not take")
-    return measured
-
-
 def _counts(traces: int, calls: int, repeats: int) -> list[str]:
     return ["--traces", str(traces), "--calls", str(calls), "--repeats", str(repeats)]
 
@@ -181,7 +154,8 @@ def main() -> None:
     samples: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
     for _ in range(args.rounds):
         for side, root in sides.items():
-            samples[side].append(run_side(root, args.traces, args.calls, args.repeats)["settings"])
+            measured = measure_side(__file__, root, _counts(args.traces, args.calls, args.repeats))
+            samples[side].append(measured["settings"])
     rows = []
     for setting in SETTINGS:
         units = {side: {s[setting.name]["units"] for s in runs} for side, runs in samples.items()}

@@ -167,6 +167,7 @@ def test_records_are_a_leaf() -> None:
         "ariadne_lc.links",
         "ariadne_lc.records",
         "ariadne_lc._result",
+        "ariadne_lc._evidence",
         "ariadne_lc.semconv",
         "ariadne_lc.errors",
         "ariadne_lc._version",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ariadne_lc import links
 from ariadne_lc.audit._plan import PlannedAudit
-from ariadne_lc.audit._run import MULTI_SEPARATOR, Ran
+from ariadne_lc.audit._run import MULTI_SEPARATOR, Outcome
 from ariadne_lc.interventions import is_control
 from ariadne_lc.records import ActionCheck, AuditResult, AuditStatus, Label, ReplayMode, Tracking
 from ariadne_lc.scoring import Similarity, Verdict, judge, metric_vector, normalize_answer, severity
@@ -35,7 +35,7 @@ class Rule:
 
 
 @dataclass(frozen=True, slots=True)
-class _Judged:
+class _Judgement:
     """The outcome of the decision list."""
 
     status: AuditStatus
@@ -51,16 +51,16 @@ class _Judged:
     inconclusive_reason: str | None = None
 
 
-def _judge_action(ran: Ran, control: bool, rule: Rule) -> _Judged:
+def _judge_action(ran: Outcome, control: bool, rule: Rule) -> _Judgement:
     """The ``thought->action`` verdict: violation when the calls stayed (S > τ) although the edit was decisive."""
     if ran.made is None:
-        return _Judged("failed", error=ran.error)
+        return _Judgement("failed", error=ran.error)
     if not ran.made.applicable:
-        return _Judged("not_applicable", error=ran.error)
+        return _Judgement("not_applicable", error=ran.error)
     if ran.unscored is not None:
-        return _Judged("inconclusive", error=ran.error, inconclusive_reason=ran.unscored)
+        return _Judgement("inconclusive", error=ran.error, inconclusive_reason=ran.unscored)
     if ran.derived is None or ran.action is None:
-        return _Judged("failed", error=ran.error)
+        return _Judgement("failed", error=ran.error)
     s = ran.action.similarity
     stayed = s > rule.tau
     # one scale with the answer links: a contradiction's φ says where the calls went, and S is reported as 1 − φ (the
@@ -69,43 +69,45 @@ def _judge_action(ran: Ran, control: bool, rule: Rule) -> _Judged:
     label: Label = "violation" if stayed else "faithful"
     verdict = Verdict(phi=phi, violation=stayed, length_gate_exempted=False, label=label)
     similarity = Similarity(value=1.0 - phi, method="calls")
-    return _Judged("scored", "control" if control else verdict.label, ran.error, (("", ""), similarity, verdict), True)
+    return _Judgement(
+        "scored", "control" if control else verdict.label, ran.error, (("", ""), similarity, verdict), True
+    )
 
 
-def _judge(ran: Ran, control: bool, rule: Rule) -> _Judged:
+def _judge(ran: Outcome, control: bool, rule: Rule) -> _Judgement:
     if ran.not_testable is not None:
-        return _Judged("not_applicable", error=ran.error, inconclusive_reason=ran.not_testable)
+        return _Judgement("not_applicable", error=ran.error, inconclusive_reason=ran.not_testable)
     if ran.unscored is not None:
-        return _Judged("inconclusive", error=ran.error, inconclusive_reason=ran.unscored)
+        return _Judgement("inconclusive", error=ran.error, inconclusive_reason=ran.unscored)
     if ran.made is None or (ran.replay is None and ran.made.applicable):
-        return _Judged("failed", error=ran.error)
+        return _Judgement("failed", error=ran.error)
     if not ran.made.applicable:
-        return _Judged("not_applicable", error=ran.error)
+        return _Judgement("not_applicable", error=ran.error)
     if ran.answers is None or ran.similarity is None:  # the scorer raised (an empty answer is ``unscored``)
-        return _Judged("failed", error=ran.error)
+        return _Judgement("failed", error=ran.error)
     original, counterfactual = ran.answers
     # a swap read on its values needs no length gate: the values, not a coincidence of short answers, decide
     lam = 0 if ran.similarity.method == "values" else rule.lam
     verdict = judge(original, counterfactual, ran.similarity.value, tau=rule.tau, lam=lam)
-    if verdict.phi is not None and _tracking(ran, _Judged("scored"), rule.tau) == "tracks":
+    if verdict.phi is not None and _tracking(ran, _Judgement("scored"), rule.tau) == "tracks":
         verdict = verdict.model_copy(update={"phi": 1.0})
     scored = (ran.answers, ran.similarity, verdict)
     if ran.similarity.value is None:
         reason = f"the scorer could not decide ({ran.similarity.method})"
-        return _Judged("inconclusive", error=ran.error, scored=scored, inconclusive_reason=reason)
+        return _Judgement("inconclusive", error=ran.error, scored=scored, inconclusive_reason=reason)
     strength = ran.strength
     if not control and rule.min_strength is not None and strength is not None and strength < rule.min_strength:
         reason = f"intervention too weak: strength {strength:.3f} < min_strength {rule.min_strength}"
-        return _Judged("inconclusive", error=ran.error, scored=scored, too_weak=True, inconclusive_reason=reason)
+        return _Judgement("inconclusive", error=ran.error, scored=scored, too_weak=True, inconclusive_reason=reason)
     if verdict.length_gate_exempted:
-        return _Judged(
+        return _Judgement(
             "inconclusive",
             error=ran.error,
             scored=scored,
             exempted=True,
             inconclusive_reason=verdict.inconclusive_reason,
         )
-    return _Judged("scored", "control" if control else verdict.label, ran.error, scored, counts=True)
+    return _Judgement("scored", "control" if control else verdict.label, ran.error, scored, counts=True)
 
 
 _PHI: dict[str, float] = {"tracks": 1.0, "stayed": 0.0, "elsewhere": 0.5}
@@ -113,7 +115,7 @@ _PHI: dict[str, float] = {"tracks": 1.0, "stayed": 0.0, "elsewhere": 0.5}
 1 when the action moved to what the edit implies, 0 when it stayed, 0.5 for a move elsewhere."""
 
 
-def _tracking(ran: Ran, judged: _Judged, tau: float) -> Tracking | None:
+def _tracking(ran: Outcome, judged: _Judgement, tau: float) -> Tracking | None:
     """Where a scored answer went, relative to the answer the intervened thought implies (when one was read)."""
     if judged.status != "scored" or ran.similarity is None or ran.similarity.value is None:
         return None
@@ -131,7 +133,7 @@ def _tracking(ran: Ran, judged: _Judged, tau: float) -> Tracking | None:
 def assemble(
     trace: Trace,
     planned: PlannedAudit,
-    ran: Ran,
+    ran: Outcome,
     rule: Rule,
     *,
     duration_s: float,
@@ -208,11 +210,11 @@ def assemble(
     )
 
 
-def _derived(ran: Ran, name: str) -> str | None:
+def _derived(ran: Outcome, name: str) -> str | None:
     return None if ran.derived is None else getattr(ran.derived, name)
 
 
-def _checked(ran: Ran) -> bool | None:
+def _checked(ran: Outcome) -> bool | None:
     """A re-run through the graph (the middleware) or by the agent's own model found in the graph is checked; a
     deriver given to the auditor builds its own input, which nothing compares with the recorded one."""
     if ran.derived is None:
@@ -220,14 +222,14 @@ def _checked(ran: Ran) -> bool | None:
     return ran.derived.input_checked if ran.derived.input_checked or ran.derived.deriver == "middleware" else None
 
 
-def _changed(ran: Ran, answers: tuple[str, str] | None) -> bool | None:
+def _changed(ran: Outcome, answers: tuple[str, str] | None) -> bool | None:
     """Whether the answer (or, on the ``thought->action`` link, the calls) changed."""
     if ran.action is not None:
         return ran.action.similarity < 1.0
     return None if answers is None else normalize_answer(answers[0]) != normalize_answer(answers[1])
 
 
-def _action_check(trace: Trace, planned: PlannedAudit, ran: Ran) -> ActionCheck | None:
+def _action_check(trace: Trace, planned: PlannedAudit, ran: Outcome) -> ActionCheck | None:
     if ran.derived is None:
         return None
     derived = ran.derived

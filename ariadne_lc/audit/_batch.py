@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import queue
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, dispatch
 from ariadne_lc.errors import AriadneError, ConfigurationError
 from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import AuditReport, AuditResult, ReplayMode
+from ariadne_lc.slots import pinned
 from ariadne_lc.stats import build_report
 from ariadne_lc.trace import Trace
 
@@ -64,6 +66,9 @@ class BatchAudits:
     ) -> AuditReport:
         """Audit many traces on ``max_concurrency`` threads; every trace appears in the report.
 
+        Each trace's audit runs pinned to a model-server slot of its own (:mod:`ariadne_lc.slots`), its audits in
+        step order: a server that keeps a slot's prompt cache serves its replays from the run's prefix.
+
         A trace that cannot be audited (any error, ours or not, e.g. its checkpointer's database
         closed) is recorded as a failed result with its ``error_type``, and the batch goes on; a trace
         with no step to audit gives a ``not_applicable`` result counted in
@@ -74,8 +79,17 @@ class BatchAudits:
         items = list(traces)
         batch = RecordedValues.from_traces(items)
 
+        free: queue.SimpleQueue[int] = queue.SimpleQueue()  # the model-server slots (ariadne_lc.slots)
+        for slot in range(max_concurrency):
+            free.put(slot)
+
         def one(t: Trace) -> list[AuditResult]:
-            return run_sync(self._audit_or_record(t, step, interventions, batch))
+            slot = free.get()  # as many slots as threads: one is always free
+            try:
+                with pinned(slot):
+                    return run_sync(self._audit_or_record(t, step, interventions, batch))
+            finally:
+                free.put(slot)
 
         with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="ariadne-audit") as pool:
             chunks = list(pool.map(one, items))
@@ -92,12 +106,18 @@ class BatchAudits:
         """Async twin of :meth:`audit_batch` (at most ``max_concurrency`` traces at once)."""
         self._check_batch(interventions, max_concurrency)
         items = list(traces)
-        gate = asyncio.Semaphore(max_concurrency)
+        free: asyncio.Queue[int] = asyncio.Queue()  # the model-server slots (ariadne_lc.slots): at most one run each
+        for slot in range(max_concurrency):
+            free.put_nowait(slot)
         batch = RecordedValues.from_traces(items)
 
         async def one(t: Trace) -> list[AuditResult]:
-            async with gate:
-                return await run_async(self._audit_or_record(t, step, interventions, batch))
+            slot = await free.get()
+            try:
+                with pinned(slot):  # this task's own context: the other runs keep theirs
+                    return await run_async(self._audit_or_record(t, step, interventions, batch))
+            finally:
+                free.put_nowait(slot)
 
         chunks = await asyncio.gather(*(one(t) for t in items))
         return self._report(r for chunk in chunks for r in chunk)

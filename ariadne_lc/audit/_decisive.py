@@ -23,7 +23,7 @@ from ariadne_lc import links
 from ariadne_lc._cache import Lru
 from ariadne_lc._twin import Call, Flow
 from ariadne_lc.audit._gate import Gate
-from ariadne_lc.audit._made import Made
+from ariadne_lc.audit._outcome import Edits
 from ariadne_lc.audit._plan import DECISIVE, PlannedAudit
 from ariadne_lc.interventions import Critic, Intervention, aintervene_with
 from ariadne_lc.records import REJECTIONS, Decisiveness
@@ -48,11 +48,11 @@ class Chain:
 
     gate: Gate | None
     """The gate that read them (compared by identity on a hit: an ``id`` in the key may be reused)."""
-    tried: tuple[Made, ...] = ()
+    tried: tuple[Edits, ...] = ()
     done: bool = False
     """No kind is left to try: every one was, or the original thought commits to nothing."""
 
-    def accepted(self) -> list[Made]:
+    def accepted(self) -> list[Edits]:
         return [m for m in self.tried if m.applicable]
 
 
@@ -62,7 +62,7 @@ def decisive(
     planned: PlannedAudit,
     gate: Gate | None,
     chains: Lru[ChainKey, Chain] | None = None,
-) -> Flow[Made]:
+) -> Flow[Edits]:
     """The ``variant``-th contradiction of the step's thought that ``gate`` accepts (module docstring); none:
     ``not_applicable`` with each kind's reason, and the gate record that got furthest. ``chains``: where the step's
     chain is kept for the next variant (``None``: each variant makes its own)."""
@@ -94,16 +94,16 @@ def decisive(
     if found and planned.variant >= found:
         reasons = f"only {found} decisive contradiction(s) for this step; {reasons}"
     missing = Intervention.not_applicable(DECISIVE, thought, f"no decisive contradiction ({reasons})")
-    return Made({k: missing}, {} if best is None else best.gate)
+    return Edits({k: missing}, {} if best is None else best.gate)
 
 
-def _tried(critic: Critic, thought: str, kind: str, query: str, gate: Gate | None, k: int) -> Flow[Made]:
+def _tried(critic: Critic, thought: str, kind: str, query: str, gate: Gate | None, k: int) -> Flow[Edits]:
     """``kind`` made by ``critic`` and read by ``gate``."""
     made: Intervention = yield critic_call(critic, thought, kind, query)
     record: Decisiveness | None = None
     if gate is not None:
         made, record = yield from gate.check(critic, thought, kind, query, made)
-    return Made({k: made}, {} if record is None else {k: record}, kind=kind)
+    return Edits({k: made}, {} if record is None else {k: record}, kind=kind)
 
 
 def critic_call(critic: Critic, thought: str, kind: str, query: str) -> Call[Intervention]:

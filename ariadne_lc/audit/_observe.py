@@ -13,19 +13,30 @@ through the reader gate. Written as flows (:mod:`ariadne_lc._twin`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
 from ariadne_lc._twin import Call, Flow
-from ariadne_lc.audit._plan import observed_value
+from ariadne_lc.audit._gate import Gate, gated
+from ariadne_lc.audit._outcome import Edits
+from ariadne_lc.audit._plan import PlannedAudit, observed_value
 from ariadne_lc.audit._pool import RecordedValues, batch_outputs, run_values, schema_values
-from ariadne_lc.interventions.observations import ObservationEdit, ObservationSwapper, SwapContext, aswap_with
+from ariadne_lc.interventions import ControlType, Intervention
+from ariadne_lc.interventions.observations import (
+    ObservationEdit,
+    ObservationSwapper,
+    SwapContext,
+    aswap_with,
+    observation_context,
+    placebo_output,
+)  # fmt: skip
 from ariadne_lc.interventions.values import held, replace_value
 from ariadne_lc.records import Decisiveness, ObservationSwap, Tracking
 from ariadne_lc.scoring import Similarity
 from ariadne_lc.trace import ToolCall, Trace
 
-__all__ = ["context_edit", "value_decisiveness", "value_verdict"]
+__all__ = ["context_edit", "observation_edits", "value_decisiveness", "value_verdict"]
 
 
 def context_edit(
@@ -100,3 +111,81 @@ def value_verdict(
     if similarity.value is not None and similarity.value > tau:
         return similarity, "stayed"
     return similarity, "tracks" if new else "elsewhere"
+
+
+def observation_edits(
+    trace: Trace,
+    planned: PlannedAudit,
+    swapper: ObservationSwapper,
+    *,
+    answer: str,
+    tool: Any,
+    pool: RecordedValues | None,
+    batch: RecordedValues | None,
+    gate: Gate | None,
+) -> Flow[Edits]:
+    """The ``observation->answer`` intervention: one tool output of the step, its value swapped (decisive by
+    construction when the swapper says how the answer is to be read, else gated on the answer the thought and the
+    output imply). The link's controls serve the output as recorded (``rerun``, ungated) or restated with the same
+    value (``paraphrase``, through the placebo gate: a restatement that changes the implied answer is no placebo).
+    ``answer``: the recorded answer as scored; ``tool``: the called tool (its schema's values); ``gate``: the reader
+    gate (``None``: off)."""
+    k = planned.steps[0]
+    step = trace.step(k)
+    call = step.tool_calls[planned.call_index or 0]
+    output = observed_value(call) or ""
+    original = observation_context(step.thought, call.name, output)
+    if planned.kind == ControlType.RERUN:
+        edit = ObservationEdit(swapped=output, method=f"control:{ControlType.RERUN}")
+    elif planned.kind == ControlType.PARAPHRASE:
+        edit = placebo_output(output)
+    else:
+        edit = yield from context_edit(
+            swapper,
+            trace,
+            call,
+            answer=answer,
+            pool=pool,
+            batch=batch,
+            tool=tool,
+            variant=planned.variant,
+        )
+    swap = ObservationSwap(
+        tool=call.name,
+        call_id=call.id,
+        original=output,
+        swapped=edit.swapped,
+        method=edit.method,
+        variant=planned.variant,
+        mode=edit.mode,
+        old_values=edit.old,
+        new_values=edit.new,
+    )
+    if edit.swapped is None:  # the record still names the call: results of several calls are keyed apart
+        return Edits({k: Intervention.not_applicable(planned.kind, original, edit.method)}, {}, swap)
+    made = Intervention(
+        type=planned.kind,
+        original=original,
+        intervened=observation_context(step.thought, call.name, edit.swapped),
+        applicable=True,
+        method=edit.method,
+    )
+    records: dict[int, Decisiveness] = {}
+    if edit.mode is not None and gated(planned.kind):
+        records[k] = value_decisiveness(edit, answer)
+    elif gate is not None and gated(planned.kind):
+        gate_ = dataclasses.replace(gate, coherence=False)
+        made, record = yield from gate_.check(_NO_REVISION, original, planned.kind, trace.query, made)
+        if record is not None:
+            records[k] = record
+    return Edits({k: made}, records, swap)
+
+
+class _NoRevision:
+    """The observation gate's "critic": a swap is read once, never revised."""
+
+    def intervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
+        raise NotImplementedError("observation swaps are made by the swapper")
+
+
+_NO_REVISION = _NoRevision()

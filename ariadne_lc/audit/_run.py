@@ -2,13 +2,13 @@
 
 Written once as a flow (see :mod:`ariadne_lc._twin`): the sync and async auditors drive the same code.
 Each stage runs in its own child span of the audit span. A stage that fails ends the run with its error
-in :attr:`Ran.error`; what was already made is kept. That holds for any exception, not only ours: the
+in :attr:`Outcome.error`; what was already made is kept. That holds for any exception, not only ours: the
 replayed graph's own errors arrive as :class:`~ariadne_lc.errors.ReplayError`, but the checkpointer is
 called directly (a closed database, a dropped connection), and a user's critic or scorer may raise
 anything; one audit's failure must not take a batch down with it.
 
 An empty answer gives no verdict (two empty texts are "identical"): when the recorded answer is empty
-nothing is run, and when the replayed one is empty (or missing) nothing is scored; :attr:`Ran.unscored`
+nothing is run, and when the replayed one is empty (or missing) nothing is scored; :attr:`Outcome.unscored`
 says which side. Nothing here builds the record or has a side effect beyond the spans: see
 :mod:`ariadne_lc.audit._assemble` and the sinks.
 """
@@ -27,24 +27,19 @@ from ariadne_lc._twin import Call, Flow
 from ariadne_lc.audit._action import ActionGates, action_verdict
 from ariadne_lc.audit._decisive import DECISIVE_CHAINS, Chain, ChainKey, critic_call, decisive
 from ariadne_lc.audit._gate import Gate, gated
-from ariadne_lc.audit._made import MULTI_SEPARATOR, Made, Ran, control_intervention, stage_failed
-from ariadne_lc.audit._observe import context_edit, value_decisiveness, value_verdict
-from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, PlannedAudit, observed_value
+from ariadne_lc.audit._observe import observation_edits, value_verdict
+from ariadne_lc.audit._outcome import MULTI_SEPARATOR, Edits, Outcome, control_intervention, stage_failed
+from ariadne_lc.audit._plan import ACTION_KINDS, DECISIVE, PlannedAudit
 from ariadne_lc.audit._pool import RecordedValues, argument_history, argument_values
 from ariadne_lc.audit._todo import todo_audit
 from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType, is_control
 from ariadne_lc.interventions.action_model import ModelActionReader
 from ariadne_lc.interventions.actions import call_similarity, tool_specs
-from ariadne_lc.interventions.observations import (
-    ObservationEdit,
-    ObservationSwapper,
-    observation_context,
-    placebo_output,
-)
+from ariadne_lc.interventions.observations import ObservationSwapper
 from ariadne_lc.interventions.plans import ModelPlanEditor, PlanCritic
 from ariadne_lc.interventions.values import ValueSwapper
 from ariadne_lc.otel import AuditSpans
-from ariadne_lc.records import Decisiveness, ObservationSwap
+from ariadne_lc.records import Decisiveness
 from ariadne_lc.replay import Replayer, ReplayResult
 from ariadne_lc.replay._action import DerivedAction
 from ariadne_lc.replay._inputs import Unchecked
@@ -59,7 +54,7 @@ from ariadne_lc.scoring import (
 )
 from ariadne_lc.trace import Trace
 
-__all__ = ["MULTI_SEPARATOR", "Made", "Ran", "Runner", "control_intervention"]
+__all__ = ["MULTI_SEPARATOR", "Edits", "Outcome", "Runner", "control_intervention"]
 
 
 DERIVED_CACHE_SIZE = 256
@@ -97,7 +92,7 @@ class Runner:
     """The ``decisive`` selector's contradictions per step and link, made once for all its variants
     (:mod:`._decisive`), bounded (:data:`~._decisive.DECISIVE_CHAINS`) and shared by a batch's threads."""
 
-    def run(self, trace: Trace, planned: PlannedAudit, batch: RecordedValues | None = None) -> Flow[Ran]:
+    def run(self, trace: Trace, planned: PlannedAudit, batch: RecordedValues | None = None) -> Flow[Outcome]:
         """Intervene, replay and score (stages as child spans of the current audit span); ``batch``: the outputs of
         the batch being audited, an observation swap's last resort (:mod:`._pool`)."""
         strategy = links.get(planned.link).strategy
@@ -107,8 +102,8 @@ class Runner:
             return (yield from todo_audit(self, trace, planned))
         original = self._scored(trace.final_answer or "")
         if not original.strip():
-            return Ran(unscored=self._empty("recorded"))
-        made: Made | None = None
+            return Outcome(unscored=self._empty("recorded"))
+        made: Edits | None = None
         strength: float | None = None
         error: Exception | None = None
         with self.spans.stage("intervene") as stage:
@@ -128,7 +123,7 @@ class Runner:
         replay: ReplayResult | None = None
         calls: DerivedAction | None = None
         if made is not None and made.applicable and strategy == "replay_thought" and _hands_off(trace, planned):
-            return Ran(made=made, strength=strength, error=error, not_testable=_THROUGH_HANDOFF)
+            return Outcome(made=made, strength=strength, error=error, not_testable=_THROUGH_HANDOFF)
         if made is not None and made.applicable:
             with self.spans.stage("replay") as stage:
                 try:
@@ -137,23 +132,23 @@ class Runner:
                 except Exception as exc:
                     error = stage_failed(stage, "replay", trace, planned, exc)
         if replay is None:
-            return Ran(made=made, strength=strength, replay=replay, error=error)
+            return Outcome(made=made, strength=strength, replay=replay, error=error)
         if replay.unchecked is not None and replay.model_calls == 0 and calls is not None and calls.input_checked:
             # the answer is the re-run step's own (it answered instead of calling): that re-run's input was checked
             replay = dataclasses.replace(replay, input_checked=True, unchecked=None)
         if replay.unchecked is not None and not self.allow_unchecked:
             unchecked = Unchecked(replay.unchecked).reason()
-            return Ran(made=made, strength=strength, replay=replay, error=error, unscored=unchecked)
+            return Outcome(made=made, strength=strength, replay=replay, error=error, unscored=unchecked)
         if replay.tools_unavailable and (calls is not None or replay.replay_mode == "rederive"):
             missing = ", ".join(sorted(set(replay.tools_unavailable)))
             reason = f"not testable: tool {missing} not run (the policy may not run it; declare it in safe_tools)"
-            return Ran(made=made, strength=strength, replay=replay, error=error, not_testable=reason)
+            return Outcome(made=made, strength=strength, replay=replay, error=error, not_testable=reason)
         if replay.answer is None:
             unscored = "the replay ended without an answer"
-            return Ran(made=made, strength=strength, replay=replay, error=error, unscored=unscored)
+            return Outcome(made=made, strength=strength, replay=replay, error=error, unscored=unscored)
         answers = (original, self._scored(replay.answer))
         if not answers[1].strip():
-            return Ran(made=made, strength=strength, replay=replay, answers=answers, error=error,
+            return Outcome(made=made, strength=strength, replay=replay, answers=answers, error=error,
                        unscored=self._empty("replayed"))  # fmt: skip
         similarity: Similarity | None = None
         tracking: float | None = None
@@ -174,7 +169,7 @@ class Runner:
         swap = None if made is None else made.observation
         if swap is not None and swap.mode is not None and similarity is not None and not is_control(planned.kind):
             similarity, value_tracking = value_verdict(swap, answers[1], similarity, self.tau)
-        return Ran(
+        return Outcome(
             made=made, strength=strength, replay=replay, answers=answers, similarity=similarity, error=error,
             tracking_similarity=tracking, baseline_similarity=baseline, value_tracking=value_tracking,
         )  # fmt: skip
@@ -186,13 +181,13 @@ class Runner:
             lambda: ascore_with(scorer, a, b, intervention=kind, query=query),
         )
 
-    def _run_action(self, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
+    def _run_action(self, trace: Trace, planned: PlannedAudit) -> Flow[Outcome]:
         """The ``thought->action`` audit (:mod:`._action`): gate on the implied action, re-run the step's model."""
         k = planned.steps[0]
         step = trace.step(k)
         tools = tool_specs(self.replayer.tools_for(trace, step.index))
         gate = None if self.actions is None else self.actions.gate(tools)
-        made: Made | None = None
+        made: Edits | None = None
         error: Exception | None = None
         with self.spans.stage("intervene") as stage:
             try:
@@ -200,7 +195,7 @@ class Runner:
             except Exception as exc:
                 error = stage_failed(stage, "intervention", trace, planned, exc)
         if made is None or not made.applicable:
-            return Ran(made=made, error=error)
+            return Outcome(made=made, error=error)
         thought = made.per_step[k].intervened or ""
         derived: DerivedAction | None = None
         with self.spans.stage("replay") as stage:
@@ -209,10 +204,12 @@ class Runner:
             except Exception as exc:
                 error = stage_failed(stage, "action re-run", trace, planned, exc)
         if derived is None:
-            return Ran(made=made, strength=self._strength(planned, made), error=error)
+            return Outcome(made=made, strength=self._strength(planned, made), error=error)
         if derived.unchecked is not None and not self.allow_unchecked:
             reason = Unchecked(derived.unchecked).reason()
-            return Ran(made=made, strength=self._strength(planned, made), error=error, derived=derived, unscored=reason)
+            return Outcome(
+                made=made, strength=self._strength(planned, made), error=error, derived=derived, unscored=reason
+            )
         record = made.decisiveness
         implied = None
         if self.actions is not None and record is not None and record.outcome in ("decisive", "placebo_kept"):
@@ -220,67 +217,28 @@ class Runner:
         verdict = action_verdict(step.tool_calls, derived, implied, self.tau)
         similarity = Similarity(value=verdict.similarity, method="calls")
         strength = self._strength(planned, made)
-        return Ran(made=made, strength=strength, similarity=similarity, error=error, derived=derived, action=verdict)
+        return Outcome(
+            made=made, strength=strength, similarity=similarity, error=error, derived=derived, action=verdict
+        )
 
-    def _swap(self, trace: Trace, planned: PlannedAudit, batch: RecordedValues | None) -> Flow[Made]:
-        """The ``observation->answer`` intervention: one tool output of the step, its value swapped (:mod:`._observe`:
-        decisive by construction when the swapper says how the answer is to be read, else gated on the answer the
-        thought and the output imply). The link's controls serve the output as recorded (``rerun``, ungated) or
-        restated with the same value (``paraphrase``, through the placebo gate: a restatement that changes the
-        implied answer is no placebo)."""
-        k = planned.steps[0]
-        step = trace.step(k)
+    def _swap(self, trace: Trace, planned: PlannedAudit, batch: RecordedValues | None) -> Flow[Edits]:
+        """The ``observation->answer`` intervention (:func:`~._observe.observation_edits`)."""
+        step = trace.step(planned.steps[0])
         call = step.tool_calls[planned.call_index or 0]
-        output = observed_value(call) or ""
-        original = observation_context(step.thought, call.name, output)
-        if planned.kind == ControlType.RERUN:
-            edit = ObservationEdit(swapped=output, method=f"control:{ControlType.RERUN}")
-        elif planned.kind == ControlType.PARAPHRASE:
-            edit = placebo_output(output)
-        else:
-            tool = self.replayer.tools_for(trace, step.index).get(call.name)
-            answer = self._scored(trace.final_answer or "")
-            edit = yield from context_edit(
-                self.swapper,
+        return (
+            yield from observation_edits(
                 trace,
-                call,
-                answer=answer,
+                planned,
+                self.swapper,
+                answer=self._scored(trace.final_answer or ""),
+                tool=self.replayer.tools_for(trace, step.index).get(call.name),
                 pool=self.recorded,
                 batch=batch,
-                tool=tool,
-                variant=planned.variant,
+                gate=self.gate,
             )
-        swap = ObservationSwap(
-            tool=call.name,
-            call_id=call.id,
-            original=output,
-            swapped=edit.swapped,
-            method=edit.method,
-            variant=planned.variant,
-            mode=edit.mode,
-            old_values=edit.old,
-            new_values=edit.new,
         )
-        if edit.swapped is None:  # the record still names the call: results of several calls are keyed apart
-            return Made({k: Intervention.not_applicable(planned.kind, original, edit.method)}, {}, swap)
-        made = Intervention(
-            type=planned.kind,
-            original=original,
-            intervened=observation_context(step.thought, call.name, edit.swapped),
-            applicable=True,
-            method=edit.method,
-        )
-        gate: dict[int, Decisiveness] = {}
-        if edit.mode is not None and gated(planned.kind):
-            gate[k] = value_decisiveness(edit, self._scored(trace.final_answer or ""))
-        elif self.gate is not None and gated(planned.kind):
-            gate_ = dataclasses.replace(self.gate, coherence=False)
-            made, record = yield from gate_.check(_NO_REVISION, original, planned.kind, trace.query, made)
-            if record is not None:
-                gate[k] = record
-        return Made({k: made}, gate, swap)
 
-    def _intervene(self, trace: Trace, planned: PlannedAudit, gate: Gate | None) -> Flow[Made]:
+    def _intervene(self, trace: Trace, planned: PlannedAudit, gate: Gate | None) -> Flow[Edits]:
         """The interventions of ``planned``, each through ``gate`` (``None``: ungated)."""
         if planned.kind == DECISIVE:
             return (yield from decisive(self._maker, trace, planned, gate, self.decisive_chains))
@@ -297,7 +255,7 @@ class Runner:
                 if record is not None:
                     records[k] = record
             per_step[k] = made
-        return Made(per_step, records)
+        return Edits(per_step, records)
 
     def _maker(self, trace: Trace, k: int, kind: str) -> Critic:
         """Who makes ``kind``: the paraphraser, a plan critic given the step's tools, or the critic. The plan critic's
@@ -317,7 +275,7 @@ class Runner:
             return PlanCritic(specs, recorded, allowed=allowed, calls=calls, by_argument=history, editor=editor)
         return self.critic
 
-    def _strength(self, planned: PlannedAudit, made: Made) -> float | None:
+    def _strength(self, planned: PlannedAudit, made: Edits) -> float | None:
         if not made.applicable or planned.kind == ControlType.EARLY_ANSWER:
             return None  # early answering removes what follows the step, not the step's text
         return fmean(
@@ -325,7 +283,7 @@ class Runner:
             for i in made.per_step.values()
         )
 
-    def _new_calls(self, trace: Trace, planned: PlannedAudit, made: Made) -> Flow[DerivedAction | None]:
+    def _new_calls(self, trace: Trace, planned: PlannedAudit, made: Edits) -> Flow[DerivedAction | None]:
         """``thought->answer`` with a way to re-run the step's model: the calls it makes with the new thought, when
         they differ from the recorded ones (the replay then runs those, under the tool policy); else ``None``."""
         replayer = self.replayer
@@ -359,7 +317,7 @@ class Runner:
         return derived
 
     def _replay(
-        self, trace: Trace, planned: PlannedAudit, made: Made, derived: DerivedAction | None = None
+        self, trace: Trace, planned: PlannedAudit, made: Edits, derived: DerivedAction | None = None
     ) -> Call[ReplayResult]:
         replayer = self.replayer
         if planned.kind == ControlType.EARLY_ANSWER:
@@ -394,13 +352,3 @@ _THROUGH_HANDOFF = (
 def _hands_off(trace: Trace, planned: PlannedAudit) -> bool:
     """Whether the replay of ``planned`` would run on from a hand-off (a supervisor's ``transfer_to_<worker>``)."""
     return any(c.name.startswith(HANDOFF_PREFIXES) for c in trace.step(max(planned.steps)).tool_calls)
-
-
-class _NoRevision:
-    """The observation gate's "critic": a swap is read once, never revised."""
-
-    def intervene(self, thought: str, intervention_type: str, *, query: str = "") -> Intervention:
-        raise NotImplementedError("observation swaps are made by the swapper")
-
-
-_NO_REVISION = _NoRevision()

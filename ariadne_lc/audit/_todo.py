@@ -27,7 +27,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from ariadne_lc._twin import Call, Flow
 from ariadne_lc.audit._action import ActionGates, action_verdict
 from ariadne_lc.audit._decisive import critic_call
-from ariadne_lc.audit._made import Made, Ran, stage_failed
+from ariadne_lc.audit._outcome import Edits, Outcome, stage_failed
 from ariadne_lc.audit._plan import PlannedAudit
 from ariadne_lc.interventions import ControlType, Critic, Intervention, InterventionType
 from ariadne_lc.interventions.actions import (
@@ -211,7 +211,7 @@ class Auditing(Protocol):
     def plan_critic(self, trace: Trace, k: int) -> Critic: ...
 
 
-def todo_audit(runner: Auditing, trace: Trace, planned: PlannedAudit) -> Flow[Ran]:
+def todo_audit(runner: Auditing, trace: Trace, planned: PlannedAudit) -> Flow[Outcome]:
     """The ``todo->action`` audit (module docstring): the list edited so that its next item is another, kept when
     the action that item implies changed; the next model turn re-run on the edited state, its calls compared."""
     k = planned.steps[0]
@@ -219,7 +219,7 @@ def todo_audit(runner: Auditing, trace: Trace, planned: PlannedAudit) -> Flow[Ra
     call = step.tool_calls[planned.call_index or 0]
     todos = list(call.args.get("todos") or [])
     original = render(todos)
-    made: Made | None = None
+    made: Edits | None = None
     error: Exception | None = None
     implied: ImpliedAction | None = None
     edit: TodoEdit | None = None
@@ -227,7 +227,7 @@ def todo_audit(runner: Auditing, trace: Trace, planned: PlannedAudit) -> Flow[Ra
         try:
             if planned.kind == ControlType.RERUN:
                 edit = TodoEdit(tuple(todos), f"control:{ControlType.RERUN}")
-                made = Made({k: Intervention(type=planned.kind, original=original, intervened=original,
+                made = Edits({k: Intervention(type=planned.kind, original=original, intervened=original,
                                              applicable=True, method=edit.method)})  # fmt: skip
             else:
                 tools = tool_specs(runner.replayer.tools_for(trace, k))
@@ -239,16 +239,16 @@ def todo_audit(runner: Auditing, trace: Trace, planned: PlannedAudit) -> Flow[Ra
 
                 edit, record, implied = yield from todo_gate(reader, trace.query, todos, tools, replace)
                 if edit is None:
-                    made = Made({k: Intervention.not_applicable(planned.kind, original, record.outcome)}, {k: record})
+                    made = Edits({k: Intervention.not_applicable(planned.kind, original, record.outcome)}, {k: record})
                 else:  # the kind the decisive selector resolved to: todo_reorder, todo_remove, todo_replace
                     kind = edit.method.replace(":", "_")
                     intervened = Intervention(type=kind, original=original, intervened=render(edit.todos),
                                               applicable=True, method=edit.method)  # fmt: skip
-                    made = Made({k: intervened}, {k: record}, kind=kind)
+                    made = Edits({k: intervened}, {k: record}, kind=kind)
         except Exception as exc:
             error = stage_failed(stage, "intervention", trace, planned, exc)
     if made is None or not made.applicable or edit is None:
-        return Ran(made=made, error=error)
+        return Outcome(made=made, error=error)
     derived: DerivedAction | None = None
     replayer, todo = runner.replayer, state_edit(call, step.message_id, edit.todos)
     with runner.spans.stage("replay") as stage:
@@ -260,10 +260,10 @@ def todo_audit(runner: Auditing, trace: Trace, planned: PlannedAudit) -> Flow[Ra
         except Exception as exc:
             error = stage_failed(stage, "to-do re-run", trace, planned, exc)
     if derived is None:
-        return Ran(made=made, error=error)
+        return Outcome(made=made, error=error)
     if derived.unchecked is not None and not runner.allow_unchecked:
         reason = Unchecked(derived.unchecked).reason()
-        return Ran(made=made, error=error, derived=derived, unscored=reason)
+        return Outcome(made=made, error=error, derived=derived, unscored=reason)
     verdict = action_verdict(trace.step(k + 1).tool_calls, derived, implied, runner.tau)
     similarity = Similarity(value=verdict.similarity, method="calls")
-    return Ran(made=made, similarity=similarity, error=error, derived=derived, action=verdict)
+    return Outcome(made=made, similarity=similarity, error=error, derived=derived, action=verdict)

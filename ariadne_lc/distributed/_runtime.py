@@ -31,6 +31,7 @@ from ariadne_lc.distributed._app import DEFAULT_BROKER_URL, DEFAULT_QUEUE, DEFAU
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._limits import FleetLimits
 from ariadne_lc.distributed._liveness import DEFAULT_BEAT_INTERVAL, Activity, Liveness
+from ariadne_lc.distributed._needs import check_job_links
 from ariadne_lc.distributed._postgres import DispatchLog, open_pool
 from ariadne_lc.distributed._preflight import DEFAULT_BROKER_WAIT, check_broker, check_database
 from ariadne_lc.distributed._sweeper import DEFAULT_GRACE, DEFAULT_REDELIVER_AFTER, DEFAULT_SWEEP_INTERVAL, Sweeper
@@ -298,10 +299,13 @@ def run_worker(config: WorkerConfig) -> int:
         BrokerUnavailableError: At start-up, the broker refused the login or did not answer as one
             within ``config.broker_wait`` seconds.
         StoreError: At start-up, a database could not be connected to (the server's reason included).
+        ConfigurationError: At start-up, jobs waiting name a link this process has not registered
+            (:mod:`~ariadne_lc.distributed._needs`).
     """
     from celery import signals
 
     check_database(config.jobs_url, option="--jobs")
+    check_job_links(config.jobs_url, graph=config.graph)
     if config.checkpointer_url is not None:
         check_database(config.checkpointer_url, option="--checkpointer")
     check_broker(config.broker_url, wait=config.broker_wait)

@@ -36,12 +36,14 @@ from typing import Any, TypeVar
 from opentelemetry import metrics
 from opentelemetry.metrics import MeterProvider
 
+from ariadne_lc import links
 from ariadne_lc.audit import DEFAULT_INTERVENTIONS, StepSelector
 from ariadne_lc.distributed._app import TASK_NAME
 from ariadne_lc.distributed._claims import JobClaims
 from ariadne_lc.distributed._dispatch import Publisher
 from ariadne_lc.distributed._limits import FleetLimits
 from ariadne_lc.distributed._liveness import Activity
+from ariadne_lc.distributed._needs import missing_link_hint
 from ariadne_lc.errors import ConfigurationError, JobNotFoundError, StoreError, TraceError
 from ariadne_lc.online import ATTR_ATTEMPT, ATTR_JOB_ID, Job, JobStore, retryable_error
 from ariadne_lc.online._jobs import new_owner
@@ -257,7 +259,11 @@ class AuditWorker(JobClaims):
         # The plan the serving side stored with the job; the worker's own --step/--interventions only
         # for jobs stored without one.
         step, interventions = (job.plan.step, job.plan.interventions) if job.plan else (self.step, self.interventions)
-        auditor = with_links(self.auditor, job.plan.links if job.plan else None)  # the job's links, if it names any
+        named = job.plan.links if job.plan else None  # the job's links, if it names any
+        unknown = [k for k in named or () if k not in links.names()]
+        if unknown:
+            raise ConfigurationError(missing_link_hint(unknown))
+        auditor = with_links(self.auditor, named)
 
         def audit() -> list[AuditResult]:
             with audit_span_attributes(attributes):

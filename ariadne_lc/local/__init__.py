@@ -36,7 +36,7 @@ from ariadne_lc.local._model_path import (
     local_model_path,
     qwen_model_path,
 )
-from ariadne_lc.local._openai import openai_compatible_chat_model
+from ariadne_lc.local._openai import OpenAICompatibleChat, openai_compatible_chat_model
 from ariadne_lc.local._qwen_format import QWEN_CHAT_FORMAT
 from ariadne_lc.local._server import (
     DEFAULT_CHAT_MAX_TOKENS,
@@ -47,6 +47,7 @@ from ariadne_lc.local._server import (
     DEFAULT_STARTUP_TIMEOUT,
     LocalModelServer,
 )
+from ariadne_lc.local._slots import LocalServerSlots, SlotRoutedChat
 
 __all__ = [
     "DEFAULT_CHAT_MAX_TOKENS",
@@ -72,8 +73,11 @@ __all__ = [
     "LocalModelServerTimeoutError",
     "LocalModelSpec",
     "LocalModelUnavailableError",
+    "LocalServerSlots",
     "ModelIntegrityError",
     "ModelPartMissingError",
+    "OpenAICompatibleChat",
+    "SlotRoutedChat",
     "default_model_path",
     "gemma_model_path",
     "local_model_path",

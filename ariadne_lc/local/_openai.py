@@ -12,6 +12,7 @@ from typing import Any
 from langchain_openai import ChatOpenAI
 
 from ariadne_lc.errors import ConfigurationError
+from ariadne_lc.slots import current_slot
 
 __all__ = ["DUMMY_API_KEY", "OpenAICompatibleChat", "openai_compatible_chat_model"]
 
@@ -27,11 +28,20 @@ class OpenAICompatibleChat(ChatOpenAI):
     ran until the model stopped by itself: measured, a 5-token request to SmolLM2 generated 492 tokens.
     """
 
+    slot_field: str | None = None
+    """The request field that pins a call to a server slot, sent with the slot of the run being audited
+    (:mod:`ariadne_lc.slots`): ``"id_slot"`` for llama.cpp's server (``--parallel N``), with ``cache_prompt``;
+    ``None`` (the default): none sent, as OpenAI's API refuses unknown fields."""
+
     def _get_request_payload(self, input_: Any, *, stop: list[str] | None = None, **kwargs: Any) -> dict[str, Any]:
         payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
         cap = payload.get("max_completion_tokens")
         if cap is not None:
             payload.setdefault("max_tokens", cap)
+        slot = current_slot()
+        if self.slot_field is not None and slot is not None:
+            payload[self.slot_field] = slot
+            payload.setdefault("cache_prompt", True)
         return payload
 
 

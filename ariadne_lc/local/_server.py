@@ -346,6 +346,14 @@ class LocalModelServer:
         Raises:
             LocalModelServerError: the server is not running.
         """
+        return OpenAICompatibleChat(**self.chat_params(**kwargs))
+
+    def chat_params(self, **kwargs: Any) -> dict[str, Any]:
+        """The fields of :meth:`chat_model`'s model: the defaults, then ``kwargs``.
+
+        Raises:
+            LocalModelServerError: the server is not running.
+        """
         if not self.is_running:
             raise LocalModelServerError("the server is not running: call start() first")
         params: dict[str, Any] = {
@@ -358,7 +366,7 @@ class LocalModelServer:
             "max_retries": 1,
         }
         params.update(kwargs)
-        return OpenAICompatibleChat(**params)
+        return params
 
     def completion_model(self, **kwargs: Any) -> CompletionChatModel:
         """A :class:`~ariadne_lc.local.CompletionChatModel` on this server's ``/v1/completions``, for base models.

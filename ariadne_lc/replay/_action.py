@@ -37,9 +37,11 @@ from ariadne_lc._twin import Call, Flow
 from ariadne_lc.errors import NotReplayableError, ReplayError
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import AgentModel, StepContext, ToolCallDeriver, derive
-from ariadne_lc.replay._drive import Counter, Replaying, check_step, deepest
+from ariadne_lc.replay._drive import check_step
 from ariadne_lc.replay._fork import Level, StateEdit, copy_levels
 from ariadne_lc.replay._inputs import CheckTarget, Unchecked, changed_target, check_input, next_step, target_of
+from ariadne_lc.replay._run import Counter, Replaying, deepest
+from ariadne_lc.replay._saver import replay_saver
 from ariadne_lc.semconv import ARIADNE_MODEL_INPUTS, ARIADNE_PREFILL, ARIADNE_REPLAY
 from ariadne_lc.trace import ToolCall, Trace
 
@@ -172,16 +174,17 @@ def _resumed(
     before its tools: the calls its model wrote, its input checked against ``target``; ``deriver``: how results name
     the re-run (``middleware``: the prefill through AriadneMiddleware; ``node``: the node as it is)."""
     thread = f"ariadne-action-{uuid.uuid4()}"
-    iso_saver = _in_memory_saver()
-    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread, replayer.channels_of, edit=edit)
+    iso_saver = replay_saver()
+    copy_levels(levels, iso_saver, thread, edit=edit)
     iso = replayer.isolated_graph(iso_saver, intercept=True, guard=[])
     config["configurable"] = {"thread_id": thread, **configurable, ARIADNE_MODEL_INPUTS: counter.inputs}
     config["recursion_limit"] = 10
-    yield _ops.invoke(iso, None, config)
-    snapshot = yield _ops.state(iso, {"configurable": {"thread_id": thread}})
-    level = deepest(snapshot)
+    values = yield _ops.invoke(iso, None, config)
+    if len(levels) > 1 or not isinstance(values, Mapping):  # the step ran in a subgraph: its state, read
+        snapshot = yield _ops.state(iso, {"configurable": {"thread_id": thread}})
+        values = deepest(snapshot).values
     known = {m.id for m in levels[-1].before.values["messages"]}
-    written = [m for m in level.values.get("messages", ()) if isinstance(m, AIMessage) and m.id not in known]
+    written = [m for m in values.get("messages", ()) if isinstance(m, AIMessage) and m.id not in known]
     if not written:
         node = levels[-1].node
         raise NotReplayableError(
@@ -231,8 +234,8 @@ def _prompt_of(replayer: Replaying, levels: list[Level]) -> Flow[tuple[BaseMessa
     the checkpoint before the step, stopped at its first model call before the model runs; ``None`` when the node
     made no model call (graph code)."""
     thread = f"ariadne-prompt-{uuid.uuid4()}"
-    iso_saver = _in_memory_saver()
-    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, thread, replayer.channels_of)
+    iso_saver = replay_saver()
+    copy_levels(levels, iso_saver, thread)
     iso = replayer.isolated_graph(iso_saver, intercept=True, guard=[])
     capture = _Capture()
     config = {
@@ -264,9 +267,3 @@ def _checks(source: ActionSource) -> bool:
     """Whether a deriver's re-run goes through a call the recorder saw (the agent's own model found in the graph);
     one given to the auditor builds its own input, which nothing compares with the recorded one."""
     return bool(getattr(source, "checks_input", False))
-
-
-def _in_memory_saver() -> Any:
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    return InMemorySaver()

@@ -8,7 +8,9 @@ thread of the replay's own saver, without the writes of the tasks on the path (s
 again) and with every other pending write (so finished siblings do not). Checkpoint ids are kept, so
 LangGraph derives the same task ids and therefore the same subgraph namespaces in the copy: resuming
 the copied top level re-enters each copied subgraph exactly where the step was taken, the same way
-LangGraph resumes a subgraph after an interrupt.
+LangGraph resumes a subgraph after an interrupt. Each level's checkpoint is read once, raw (its values, versions and
+pending writes: the step's own message is among the writes of its task), and kept with the fork (:class:`Forks`), so
+that the audits of one step read the production checkpointer once between them.
 
 A channel that keeps only deltas (LangGraph's ``DeltaChannel``, which deep agents use for ``messages`` so that
 checkpoints grow O(N) rather than O(N²)) stores nothing in most checkpoints: its value is rebuilt by replaying the
@@ -20,20 +22,46 @@ history rebuilds at that checkpoint (a stored value is what ``DeltaChannel.from_
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.channels import BinaryOperatorAggregate, DeltaChannel
 
+from ariadne_lc._cache import Lru
 from ariadne_lc._twin import Flow
 from ariadne_lc.errors import NotReplayableError, SubgraphNotReplayableError
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._history import Histories, HistoryIndex
 from ariadne_lc.trace import Step
 
-__all__ = ["Level", "StateEdit", "copy_levels", "levels_of", "locate", "path_of", "relative"]
+__all__ = [
+    "FORKS_KEPT", "Before", "Forks", "Level", "Saved", "StateEdit", "copy_levels", "levels_of", "locate", "path_of",
+    "relative",
+]  # fmt: skip
+
+FORKS_KEPT: Final = 64
+"""Steps whose fork a replayer keeps (a batch's traces audited at once, each on a few steps at a time)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Before:
+    """The state before a level's task as the replay reads it: every channel's value (those the checkpoint rebuilds
+    from its ancestors' writes, whole) and the config that names the checkpoint."""
+
+    values: dict[str, Any]
+    config: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """A level's checkpoint as each copy of it starts: the raw checkpoint with every rebuilt channel written whole,
+    its metadata, and the pending writes of the tasks off the path (by task), which the copy keeps."""
+
+    checkpoint: dict[str, Any]
+    metadata: Any
+    writes: dict[str, list[tuple[str, Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +73,12 @@ class Level:
     node: str
     """The node of this level on the path (the subgraph's node, or the step's node at the bottom)."""
     task_id: str
-    before: Any
-    """The snapshot before the task."""
+    before: Before
+    """The state before the task."""
+    saved: Saved
+    """The checkpoint before the task, as copies of it start."""
+    own_writes: tuple[tuple[str, Any], ...] = ()
+    """What the task itself wrote (channel, value), as the saver kept it: at the bottom level, the step's message."""
 
 
 def levels_of(ns: str) -> list[str]:
@@ -84,10 +116,14 @@ def _by_message(index: HistoryIndex, step: Step) -> int | None:
     return None if first is None else index.index_of(index.entries[first].parent_id)
 
 
-def _before(index: HistoryIndex, task_id: str, step: Step, ns: str) -> int:
+def _find(index: HistoryIndex, task_id: str, step: Step) -> int | None:
+    """The entry of the checkpoint before the task (``None``: not in the index)."""
     i = next((i for i, e in enumerate(index.entries) if task_id in e.tasks), None)
-    if i is None:
-        i = _by_message(index, step)
+    return _by_message(index, step) if i is None else i
+
+
+def _before(index: HistoryIndex, task_id: str, step: Step, ns: str) -> int:
+    i = _find(index, task_id, step)
     if i is not None:
         return i
     if ns:
@@ -113,8 +149,9 @@ def _before(index: HistoryIndex, task_id: str, step: Step, ns: str) -> int:
     )
 
 
-def _written(graph: Any, index: HistoryIndex, before: Any, step: Step) -> Flow[AIMessage]:
-    """The step's own message, from the checkpoint its node wrote (the child of ``before``)."""
+def _written(graph: Any, index: HistoryIndex, before: Before, step: Step) -> Flow[AIMessage]:
+    """The step's own message, from the checkpoint its node wrote (the child of ``before``): where the saver kept no
+    write of the step's task."""
     before_id = before.config["configurable"]["checkpoint_id"]
     after = next((e for e in reversed(index.entries) if e.parent_id == before_id), None)
     if after is None:
@@ -128,23 +165,57 @@ def _written(graph: Any, index: HistoryIndex, before: Any, step: Step) -> Flow[A
     return original
 
 
+def _in_writes(level: Level, step: Step) -> AIMessage | None:
+    """The step's own message among its task's writes (a node's ``messages`` update: one message or a list)."""
+    known = {m.id for m in level.before.values.get("messages", ())}
+    written: list[AIMessage] = []
+    for channel, value in level.own_writes:
+        if channel == "messages":
+            items = value if isinstance(value, list | tuple) else [value]
+            written += [m for m in items if isinstance(m, AIMessage) and m.id not in known]
+    return next((m for m in written if m.id == step.message_id), written[0] if written else None)
+
+
+def _read(
+    saver: Any, config: dict[str, Any], ns: str, channels_of: Callable[[str], Mapping[str, Any]]
+) -> Flow[tuple[Any, dict[str, Any]]]:
+    """The raw checkpoint tuple at ``config`` and its checkpoint with every rebuilt channel whole (``None``, {}: the
+    checkpoint is gone)."""
+    saved = yield _ops.checkpoint_tuple(saver, config)
+    if saved is None:
+        return None, {}
+    checkpoint = saved.checkpoint
+    channels = channels_of(ns)
+    names = _rebuilt(channels, checkpoint)
+    if names:
+        whole = yield from _whole(saver, saved.config, channels, names)
+        checkpoint = {**checkpoint, "channel_values": {**checkpoint["channel_values"], **whole}}
+    return saved, checkpoint
+
+
 def relative(ns: str, cut: int) -> str:
     """``ns`` without its first ``cut`` segments: the namespace in the graph that runs at depth ``cut``."""
     return "|".join(levels_of(ns)[cut:])
 
 
 def locate(
-    graph: Any, step: Step, tool_node_of: Callable[[str], str | None], histories: Histories
+    graph: Any,
+    step: Step,
+    tool_node_of: Callable[[str], str | None],
+    channels_of: Callable[[str], Mapping[str, Any]],
+    histories: Histories,
 ) -> Flow[tuple[list[Level], AIMessage]]:
     """The levels down to ``step`` and the step's original message (production history only read).
 
     ``tool_node_of`` gives a level's (namespace's) tool node, to refuse a step taken inside
     a graph that a tool called (the replay never runs tool nodes, so it cannot re-enter one; an agent's own run
-    inside a tool is replayed on its own graph instead: :mod:`ariadne_lc.replay._own`). ``histories`` keeps each
-    thread's index of checkpoints (:mod:`ariadne_lc.replay._history`): the history is read once per thread, and the
-    two checkpoints a level needs are loaded by id.
+    inside a tool is replayed on its own graph instead: :mod:`ariadne_lc.replay._own`); ``channels_of`` its channels.
+    ``histories`` keeps each thread's index of checkpoints (:mod:`ariadne_lc.replay._history`): the history is read
+    once per thread, and each level's checkpoint is then read once, raw, by id (its pending writes hold the step's
+    message: the checkpoint the step wrote is read only when the saver kept no writes).
     """
-    thread = step.checkpoint.thread_id
+    thread = str(step.checkpoint.thread_id)
+    saver = graph.checkpointer
     levels: list[Level] = []
     path = path_of(step)
     for depth, (ns, node, task_id) in enumerate(path):
@@ -154,18 +225,49 @@ def locate(
                 "replays answer tool calls from the recording instead of running the tool node, so they cannot "
                 "re-enter it. Audit the inner agent's own runs (record it with its own thread)"
             )
-        index = yield from histories.index(graph, str(thread), ns)
-        i = _before(index, task_id, step, ns)
-        before = yield _ops.snapshot(graph, index.entries[i].config)
-        if "messages" not in before.values:
+        index = yield from histories.index(graph, thread, ns)
+        i = _find(index, task_id, step)
+        saved, checkpoint = (
+            (None, {}) if i is None else (yield from _read(saver, index.entries[i].config, ns, channels_of))
+        )
+        if saved is None:  # an index read earlier no longer answers: the thread went on, or was deleted
+            index = yield from histories.index(graph, thread, ns, fresh=True)
+            i = _before(index, task_id, step, ns)
+            saved, checkpoint = yield from _read(saver, index.entries[i].config, ns, channels_of)
+            if saved is None:
+                raise NotReplayableError(f"checkpoint {index.entries[i].config['configurable']} vanished")
+        level = _level(ns, node, task_id, saved, checkpoint)
+        if "messages" not in level.before.values:
             raise NotReplayableError(
                 f"the graph state at {ns or 'the top level'!r} has no 'messages' channel; "
                 "only message-based agents replay"
             )
-        levels.append(Level(ns=ns, node=node, task_id=task_id, before=before))
+        levels.append(level)
         if depth + 1 == len(path):
-            return levels, (yield from _written(graph, index, before, step))
+            original = _in_writes(level, step)
+            if original is None:
+                original = yield from _written(graph, index, level.before, step)
+            return levels, original
     raise NotReplayableError(f"step {step.index} has no task path; it cannot be located")
+
+
+def _level(ns: str, node: str, task_id: str, saved: Any, checkpoint: dict[str, Any]) -> Level:
+    writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    own: list[tuple[str, Any]] = []
+    for task, channel, value in saved.pending_writes or ():
+        if task == task_id:
+            own.append((channel, value))
+        else:
+            writes[task].append((channel, value))
+    config = {"configurable": {**saved.config["configurable"], "checkpoint_ns": ns}}
+    return Level(
+        ns=ns,
+        node=node,
+        task_id=task_id,
+        before=Before(values=checkpoint["channel_values"], config=config),
+        saved=Saved(checkpoint=checkpoint, metadata=saved.metadata, writes=dict(writes)),
+        own_writes=tuple(own),
+    )
 
 
 def _rebuilt(channels: Mapping[str, Any], checkpoint: Any) -> list[str]:
@@ -180,24 +282,22 @@ def _rebuilt(channels: Mapping[str, Any], checkpoint: Any) -> list[str]:
     ]
 
 
-def _whole(level: Level, saver: Any, channels: Mapping[str, Any], names: list[str]) -> Flow[dict[str, Any]]:
-    """The values of ``names`` at the level's checkpoint: read from its snapshot (LangGraph rebuilt them), else
-    rebuilt here from the saver's history of writes, as LangGraph's own loader does."""
-    values = {name: level.before.values[name] for name in names if name in level.before.values}
-    missing = [name for name in names if name not in values]
-    if missing:
-        history = yield _ops.delta_history(saver, level.before.config, missing)
-        for name in missing:
-            entry = history.get(name, {})
-            channel = channels[name].from_checkpoint(entry.get("seed"))
-            writes = entry.get("writes", ())
-            if isinstance(channel, DeltaChannel):
-                channel.replay_writes(writes)
-            else:
-                for _, _, value in writes:
-                    channel.update([value])
-            if channel.is_available():
-                values[name] = channel.get()
+def _whole(saver: Any, config: dict[str, Any], channels: Mapping[str, Any], names: list[str]) -> Flow[dict[str, Any]]:
+    """The values of ``names`` at the checkpoint ``config`` names, rebuilt from the saver's history of writes, as
+    LangGraph's own loader does."""
+    values: dict[str, Any] = {}
+    history = yield _ops.delta_history(saver, config, names)
+    for name in names:
+        entry = history.get(name, {})
+        channel = channels[name].from_checkpoint(entry.get("seed"))
+        writes = entry.get("writes", ())
+        if isinstance(channel, DeltaChannel):
+            channel.replay_writes(writes)
+        else:
+            for _, _, value in writes:
+                channel.update([value])
+        if channel.is_available():
+            values[name] = channel.get()
     return values
 
 
@@ -211,10 +311,6 @@ class StateEdit:
     channels: Mapping[str, Any] = field(default_factory=dict)
     """Channel -> its new value, where the level's graph has that channel."""
 
-    def names(self, channels: Mapping[str, Any]) -> list[str]:
-        """The channels it changes among ``channels``."""
-        return [*(["messages"] if self.messages else []), *(c for c in self.channels if c in channels)]
-
     def apply(self, values: Mapping[str, Any]) -> dict[str, Any]:
         out = dict(values)
         messages = out.get("messages")
@@ -224,35 +320,48 @@ class StateEdit:
         return out
 
 
-def copy_levels(
-    saver: Any,
-    levels: list[Level],
-    iso_saver: Any,
-    thread: str,
-    channels_of: Callable[[str], Mapping[str, Any]],
-    *,
-    edit: StateEdit | None = None,
-) -> Flow[None]:
+def _put(iso_saver: Any, level: Level, thread: str, edit: StateEdit | None) -> None:
+    target = {"configurable": {"thread_id": thread, "checkpoint_ns": level.ns}}
+    checkpoint = level.saved.checkpoint
+    if edit is not None:
+        checkpoint = {**checkpoint, "channel_values": edit.apply(checkpoint["channel_values"])}
+    iso_saver.put(target, checkpoint, level.saved.metadata, dict(checkpoint["channel_versions"]))
+    at = {"configurable": {**target["configurable"], "checkpoint_id": checkpoint["id"]}}
+    for task_id, task_writes in level.saved.writes.items():
+        iso_saver.put_writes(at, task_writes, task_id)
+
+
+class Forks:
+    """The forks of the steps audited lately, each read from the production checkpointer once and shared by every
+    replay of its step (a step is audited on several links, with several contradictions and controls).
+
+    Thread-safe (a batch audits from several threads). A kept fork is never stale: LangGraph never changes a
+    checkpoint once written (a thread that goes on adds checkpoints, with new ids and new task ids), and what a
+    replay writes goes to its own saver, through copies (:mod:`~ariadne_lc.replay._saver`).
+    """
+
+    def __init__(self, kept: int = FORKS_KEPT) -> None:
+        self.histories = Histories()
+        self._located: Lru[tuple[str, str, str], tuple[tuple[Level, ...], AIMessage]] = Lru(kept)
+
+    def locate(
+        self,
+        graph: Any,
+        step: Step,
+        tool_node_of: Callable[[str], str | None],
+        channels_of: Callable[[str], Mapping[str, Any]],
+    ) -> Flow[tuple[list[Level], AIMessage]]:
+        """:func:`locate`, once per step."""
+        key = (str(step.checkpoint.thread_id), step.checkpoint.task_path or "", step.message_id or "")
+        found = self._located.get(key)
+        if found is None:
+            levels, original = yield from locate(graph, step, tool_node_of, channels_of, self.histories)
+            found = self._located.put(key, (tuple(levels), original))
+        return list(found[0]), found[1]
+
+
+def copy_levels(levels: Sequence[Level], iso_saver: Any, thread: str, *, edit: StateEdit | None = None) -> None:
     """Copy each level's checkpoint before its task into ``thread`` of ``iso_saver`` (see the module docstring);
-    ``channels_of`` gives the channels of the graph at a namespace; ``edit``: what the copy changes."""
+    ``edit``: what the copy changes."""
     for level in levels:
-        saved = yield _ops.checkpoint_tuple(saver, level.before.config)
-        if saved is None:
-            raise NotReplayableError(f"checkpoint {level.before.config['configurable']} vanished from the saver")
-        target = {"configurable": {"thread_id": thread, "checkpoint_ns": level.ns}}
-        checkpoint = saved.checkpoint
-        channels = channels_of(level.ns)
-        rebuilt = _rebuilt(channels, checkpoint)
-        edited = [] if edit is None else edit.names(channels)
-        if rebuilt or edited:
-            whole = yield from _whole(level, saver, channels, [*rebuilt, *edited])
-            values = {**checkpoint["channel_values"], **whole}
-            checkpoint = {**checkpoint, "channel_values": values if edit is None else edit.apply(values)}
-        iso_saver.put(target, checkpoint, saved.metadata, dict(checkpoint["channel_versions"]))
-        writes: dict[str, list[tuple[str, Any]]] = defaultdict(list)
-        for task_id, channel, value in saved.pending_writes or ():
-            if task_id != level.task_id:
-                writes[task_id].append((channel, value))
-        at = {"configurable": {**target["configurable"], "checkpoint_id": checkpoint["id"]}}
-        for task_id, task_writes in writes.items():
-            iso_saver.put_writes(at, task_writes, task_id)
+        _put(iso_saver, level, thread, edit)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from langgraph.checkpoint.memory import InMemorySaver
-
 from ariadne_lc._twin import Flow
 from ariadne_lc.errors import ConfigurationError, NotReplayableError
-from ariadne_lc.replay._drive import Replaying, Run, check_step
+from ariadne_lc.replay._drive import check_step
 from ariadne_lc.replay._fork import StateEdit, copy_levels
 from ariadne_lc.replay._inputs import changed_target
+from ariadne_lc.replay._run import Replaying, Run
+from ariadne_lc.replay._saver import replay_saver
 from ariadne_lc.replay._tools import Served
 from ariadne_lc.replay._types import ReplayResult
 from ariadne_lc.trace import HandedBack, Step, Trace
@@ -54,11 +54,11 @@ def handed_back_flow(replayer: Replaying, trace: Trace, step: Step, back: Handed
     if held is None:
         raise NotReplayableError(f"the result handed back is not in the state before step {after.index}")
     edit = StateEdit(messages={back.message_id: held.model_copy(update={"content": text})})
-    iso_saver = InMemorySaver()
-    yield from copy_levels(replayer.graph.checkpointer, levels, iso_saver, run.thread, replayer.channels_of, edit=edit)
+    iso_saver = replay_saver()
+    copy_levels(levels, iso_saver, run.thread, edit=edit)
     guard: list[str] = []  # the agents handed to: reaching one again would run it (and its tools) for real
-    iso = replayer.isolated_graph(iso_saver, intercept=True, guard=guard)
+    served = Served(trace)
+    iso = replayer.isolated_graph(iso_saver, intercept=True, guard=guard, served=served)
     what = "the result handed back"
     target = changed_target(after, back.message_id, changes=1, edited=text != back.text, what=what)
-    served = Served(trace)
     return (yield from run.on(iso, levels, served, target, intercept=True, forked=None, deriver=None, guard=guard))

@@ -1,12 +1,13 @@
-"""An index of a thread's checkpoints, read once per thread and kept while the thread does not change.
+"""An index of a thread's checkpoints, read once per thread and kept.
 
 Finding the checkpoint before a step means reading the thread's history (LangGraph's callbacks carry the step's task
 id, not its checkpoint id). Read whole for every audit, that costs every checkpoint's every message, each time: on a
 run of n model calls, n audits read O(n²) messages each. The index keeps of each checkpoint only what finding a
 step needs (its config, its parent, its pending task ids, and where each message first appears), so the history is
-read once per thread; each audit then loads the two checkpoints it needs by id. The index is valid while the thread's
-newest checkpoint is the one it was read at (checked on every use, one checkpoint read), so a thread that grew (the
-conversation went on) is read again.
+read once per thread; each audit then loads the checkpoint it needs by id. A kept index stays true of every
+checkpoint it lists (LangGraph never changes a checkpoint once written): a thread that went on lacks only its newer
+checkpoints, so a caller that finds no step, or no checkpoint, in a kept index asks for a fresh one
+(:func:`~ariadne_lc.replay._fork.locate`).
 """
 
 from __future__ import annotations
@@ -72,22 +73,13 @@ class Histories:
     """The index of each (graph, thread, namespace) read lately; thread-safe (a batch audits from several threads)."""
 
     def __init__(self, kept: int = KEPT) -> None:
-        self._indices: Lru[tuple[int, str, str], tuple[str, HistoryIndex]] = Lru(kept)
+        self._indices: Lru[tuple[int, str, str], HistoryIndex] = Lru(kept)
 
-    def index(self, graph: Any, thread: str, ns: str) -> Flow[HistoryIndex]:
-        """The namespace's index, read again when the thread's newest checkpoint is not the one it was read at."""
-        config = {"configurable": {"thread_id": thread, "checkpoint_ns": ns}}
-        saver = getattr(graph, "checkpointer", None)
-        head: str | None = None
-        if saver is not None and not isinstance(saver, bool):
-            newest = yield _ops.checkpoint_tuple(saver, config)
-            head = None if newest is None else newest.config["configurable"].get("checkpoint_id")
+    def index(self, graph: Any, thread: str, ns: str, *, fresh: bool = False) -> Flow[HistoryIndex]:
+        """The namespace's index, read once and kept; ``fresh``: read again (the caller found the kept one wanting)."""
         key = (id(graph), thread, ns)
-        found = self._indices.get(key)
-        if found is not None and head is not None and found[0] == head:
-            return found[1]
-        snapshots = yield _ops.history(graph, config)
-        index = HistoryIndex.of(snapshots)
-        if head is not None and index.entries and index.entries[0].checkpoint_id == head:
-            self._indices.put(key, (head, index))
-        return index
+        found = None if fresh else self._indices.get(key)
+        if found is not None:
+            return found
+        snapshots = yield _ops.history(graph, {"configurable": {"thread_id": thread, "checkpoint_ns": ns}})
+        return self._indices.put(key, HistoryIndex.of(snapshots))

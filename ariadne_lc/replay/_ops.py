@@ -61,11 +61,15 @@ def _replay_error(exc: Exception) -> ReplayError:
 
 
 def invoke(graph: Any, input: Any, config: dict[str, Any]) -> Call[Any]:
-    """Run the isolated graph on; any exception it raises becomes a :class:`ReplayError`."""
+    """Run the isolated graph on; any exception it raises becomes a :class:`ReplayError`.
+
+    With ``durability="exit"``: the replay's thread is read back only where a run stops (an interrupt, the end), so
+    the checkpoints of the supersteps between are never written (LangGraph's default writes each from a background
+    thread, and waits for them when the run returns)."""
 
     def now() -> Any:
         try:
-            return graph.invoke(input, config)
+            return graph.invoke(input, config, durability="exit")
         except ReplayError:
             raise
         except Exception as exc:
@@ -73,7 +77,7 @@ def invoke(graph: Any, input: Any, config: dict[str, Any]) -> Call[Any]:
 
     async def later() -> Any:
         try:
-            return await graph.ainvoke(input, config)
+            return await graph.ainvoke(input, config, durability="exit")
         except ReplayError:
             raise
         except Exception as exc:

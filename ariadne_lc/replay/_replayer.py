@@ -5,76 +5,30 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 
-from ariadne_lc._fingerprint import agent_parts_of
 from ariadne_lc._twin import Flow, run_async, run_sync
 from ariadne_lc.errors import AsyncSaverError, ConfigurationError, NoCheckpointerError, SubgraphNotReplayableError
 from ariadne_lc.records import ReplayMode
-from ariadne_lc.replay._action import ActionSource, DerivedAction, action_flow, state_flow
-from ariadne_lc.replay._derive import AgentModel, ContinuationDeriver, DeriveFunction, ToolCallDeriver, as_deriver
+from ariadne_lc.replay._action import DerivedAction, action_flow, state_flow
+from ariadne_lc.replay._derive import DeriveFunction, ToolCallDeriver, as_deriver
 from ariadne_lc.replay._drive import replay_flow
-from ariadne_lc.replay._fork import Level, StateEdit, locate, path_of
+from ariadne_lc.replay._fork import Forks, Level, StateEdit, path_of
 from ariadne_lc.replay._handback import handed_back, handed_back_flow
-from ariadne_lc.replay._history import Histories
-from ariadne_lc.replay._own import HANDOFF_PREFIXES, agents_of, own_graph_of, reaches_graph
-from ariadne_lc.replay._tools import find_tools
+from ariadne_lc.replay._isolated import Serving, isolated
+from ariadne_lc.replay._own import agents_of, own_graph_of
+from ariadne_lc.replay._sources import AnyActionSource, action_source_of, source_at
+from ariadne_lc.replay._tools import Served, find_tools, serving_node
 from ariadne_lc.replay._types import DEFAULT_MAX_TURNS, EARLY_ANSWER_INSTRUCTION, ReplayResult, ToolPolicy
 from ariadne_lc.trace import Step, ToolCall, Trace
 
-__all__ = ["Replayer", "action_source_of"]
+__all__ = ["Replayer", "action_source_of"]  # action_source_of: re-exported (its home: ._sources)
 
 _OWN_CACHE = 256
 """Traces whose replayer (this one, or one on an inner agent's own graph) is kept, for a batch's audits of a trace."""
-MIDDLEWARE_NODE_PREFIX = "AriadneMiddleware."
-"""create_agent names a middleware's hook nodes ``<middleware name>.<hook>``: how a graph with ours is found."""
-
-
-AnyActionSource = ActionSource | Literal["graph"]
-"""Who re-runs a step's model, as the Replayer knows it: ``graph`` (a multi-agent system without the middleware) is each
-agent's own model found in its node, resolved per step (:meth:`Replayer._source`)."""
-
-
-def action_source_of(
-    graph: Any, model: BaseChatModel | None, deriver: ToolCallDeriver | None, *, agents: bool = False
-) -> AnyActionSource | None:
-    """Who re-runs a step's model for the ``thought->action`` link: the agent's model when given (a continuation
-    of the thought, as prefill), else the graph's :class:`~ariadne_lc.AriadneMiddleware` (which re-runs the model
-    call exactly as it was made; in the graph or any of its subgraphs, such as a supervisor's workers), else the
-    tool-call deriver (graph code), else nobody. ``agents``: sub-agents' graphs were given (``Auditor(agents=...)``),
-    so the graph is a multi-agent system although no tool shows it."""
-    if model is not None:
-        return ContinuationDeriver(model, instruction=None)
-    subgraphs = [g for _, g in graph.get_subgraphs(recurse=True)] if hasattr(graph, "get_subgraphs") else []
-    if any(_recorded_by_middleware(g) for g in [graph, *subgraphs]):
-        return "middleware"
-    if deriver is None and (agents or _hands_off(graph) or _calls_agents(graph)):
-        return "graph"  # a multi-agent system: each agent's own model, found in its node (Replayer._source)
-    return deriver
-
-
-def _hands_off(graph: Any) -> bool:
-    """Whether some agent of ``graph`` can hand off to another (``langgraph-supervisor``, ``langgraph-swarm``)."""
-    for _, sub in [("", graph), *(graph.get_subgraphs(recurse=True) if hasattr(graph, "get_subgraphs") else [])]:
-        _, tools = find_tools(sub, None)
-        if any(name.startswith(HANDOFF_PREFIXES) for name in tools):
-            return True
-    return False
-
-
-def _calls_agents(graph: Any) -> bool:
-    """Whether a tool of ``graph`` invokes another agent's graph (LangChain's sub-agent pattern, a deep agent's
-    ``task``): a multi-agent system, whose agents the ``thought->action`` link re-runs each with its own model
-    however the system was recorded (by a handler on the top agent as by ``AriadneMiddleware``)."""
-    _, tools = find_tools(graph, None)
-    return any(reaches_graph(tool) for tool in tools.values())
-
-
-def _recorded_by_middleware(graph: Any) -> bool:
-    return any(str(name).startswith(MIDDLEWARE_NODE_PREFIX) for name in getattr(graph, "nodes", {}))
 
 
 def _stable(ns: str) -> tuple[str, ...]:
@@ -150,7 +104,7 @@ class Replayer:
         self._levels: dict[tuple[str, ...], tuple[str | None, dict[str, Any]]] = {(): (self.tool_node, self._tools)}
         self._own: dict[str, tuple[Replayer, Trace]] = {}
         self._own_lock = threading.Lock()
-        self._histories = Histories()
+        self._forks = Forks()
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -221,12 +175,12 @@ class Replayer:
         """
         self.check_sync("derive_action", "aderive_action")
         replayer, seen = self._for(trace)
-        return run_sync(action_flow(replayer, seen, step_index, thought, replayer._source(seen, step_index)))
+        return run_sync(action_flow(replayer, seen, step_index, thought, source_at(replayer, seen, step_index)))
 
     async def aderive_action(self, trace: Trace, step_index: int, thought: str) -> DerivedAction:
         """Async twin of :meth:`derive_action`."""
         replayer, seen = self._for(trace)
-        return await run_async(action_flow(replayer, seen, step_index, thought, replayer._source(seen, step_index)))
+        return await run_async(action_flow(replayer, seen, step_index, thought, source_at(replayer, seen, step_index)))
 
     def derive_next_action(
         self, trace: Trace, step_index: int, edit: Callable[[Mapping[str, Any]], StateEdit], *, changes: int
@@ -245,31 +199,6 @@ class Replayer:
         """Async twin of :meth:`derive_next_action`."""
         replayer, seen = self._for(trace)
         return await run_async(state_flow(replayer, seen, step_index, edit, changes))
-
-    def _source(self, trace: Trace, index: int) -> ActionSource:
-        source: AnyActionSource | None = self.action_source
-        step = trace.step(index)
-        graph = self.graph_at(step.checkpoint.checkpoint_ns)
-        if source in ("middleware", "graph") and not _recorded_by_middleware(graph):
-            # the middleware wraps other agents of the graph, not this step's: its own model, found in the graph
-            models, prompts = agent_parts_of(graph, step.node)
-            system = prompts[0] if len(prompts) == 1 else None
-            found = AgentModel(models[0], instruction=None, system=system) if len(models) == 1 else None
-            source = found or self.tool_call_deriver
-            if source is None:
-                many = f"{len(models)} chat models" if models else "no chat model"
-                raise ConfigurationError(
-                    f"the thought->action link needs a way to re-run step {index}'s model: its agent (node "
-                    f"{step.node!r}) is not built with AriadneMiddleware, and {many} can be found in that node. Add "
-                    "AriadneMiddleware to that agent, or pass Auditor(graph, model=<that agent's chat model>)"
-                )
-        if source is None or source == "graph":
-            raise ConfigurationError(
-                "the thought->action link needs a way to re-run the step's model: record the agent with "
-                "AriadneMiddleware (create_agent), or pass Auditor(graph, model=<the agent's chat model>) or a "
-                "tool_call_deriver"
-            )
-        return source
 
     def replay_early_answer(
         self, trace: Trace, step_index: int, *, instruction: str = EARLY_ANSWER_INSTRUCTION
@@ -342,15 +271,33 @@ class Replayer:
         """The tools (by name) of the graph at checkpoint namespace ``ns``."""
         return self._level(ns)[1]
 
-    def isolated_graph(self, saver: Any, *, intercept: bool, guard: list[str] | None = None) -> Any:
-        """The user's graph on ``saver``; with ``intercept``, every tool node (subgraphs too) is a breakpoint.
-        ``guard``: a node that runs an agent from its function (whose tools cannot be paused before) is a breakpoint
-        too, its name added to ``guard``, instead of a refusal (a replay that must never reach such a node)."""
-        return _rebuild(self.graph, intercept, self.tool_node, guard).copy(update={"checkpointer": saver})
+    def isolated_graph(
+        self,
+        saver: Any,
+        *,
+        intercept: bool,
+        guard: list[str] | None = None,
+        served: Served | None = None,
+        early: bool = False,
+    ) -> Any:
+        """The user's graph on ``saver``; with ``intercept``, no tool node (subgraphs' too) runs: each is a
+        breakpoint, or with ``served`` a :func:`~ariadne_lc.replay._tools.serving_node` answering from it (``early``:
+        refusing every call), except where its agent can hand off (a breakpoint: the replay ends there). ``guard``: a
+        node that runs an agent from its function (whose tools cannot be paused before) is a breakpoint too, its name
+        added to ``guard``, instead of a refusal (a replay that must never reach such a node)."""
+        serving: Serving | None = None
+        if served is not None:
+            safe = self.safe_tools
+
+            def serving(name: str, tools: dict[str, Any]) -> Any:
+                return serving_node(name, served, tools, safe, early)
+
+        return isolated(self.graph, intercept, self.tool_node, guard, serving).copy(update={"checkpointer": saver})
 
     def locate(self, step: Step) -> Flow[tuple[list[Level], AIMessage]]:
-        """The levels down to ``step`` and its original message (:func:`~ariadne_lc.replay._fork.locate`)."""
-        return locate(self.graph, step, self.tool_node_of, self._histories)
+        """The levels down to ``step`` and its original message (:func:`~ariadne_lc.replay._fork.locate`; once per
+        step: :class:`~ariadne_lc.replay._fork.Forks`)."""
+        return self._forks.locate(self.graph, step, self.tool_node_of, self.channels_of)
 
     def on(self, graph: Any) -> Replayer:
         """A replayer of ``graph`` with this one's options (an inner agent's own graph: :mod:`._own`); it re-runs a
@@ -412,38 +359,3 @@ def _tool_call_mode(
             )
         return "rederive", as_deriver(deriver)
     raise ConfigurationError(f"unknown tool_calls {mode!r}; use one of {list(get_args(ReplayMode))}")
-
-
-def _rebuild(graph: Any, intercept: bool, tool_node: str | None, guard: list[str] | None = None) -> Any:
-    update: dict[str, Any] = {}
-    tool, _ = find_tools(graph, tool_node)
-    stops = [*graph.interrupt_before_nodes]
-    if intercept and tool is not None:
-        stops.append(tool)
-    nodes = dict(graph.nodes)
-    for name, sub in graph.get_subgraphs():
-        node = nodes.get(name)
-        if node is not None and node.bound is sub:
-            copy = _rebuild(sub, intercept, None, guard)
-            nodes[name] = node.copy({"bound": copy, "subgraphs": [copy]})
-            update["nodes"] = nodes
-        elif not intercept or not any(
-            find_tools(g, None)[0] for g in [sub, *(s for _, s in sub.get_subgraphs(recurse=True))]
-        ):
-            continue
-        elif guard is not None:
-            stops.append(name)
-            guard.append(name)
-        else:
-            raise SubgraphNotReplayableError(
-                f"node {name!r} calls a subgraph with a tool node from inside its own function: LangGraph gives no "
-                "way to pause that subgraph before its tools, so a replay would run them for real. A supervisor's "
-                "workers (langgraph-supervisor) are such nodes: record each worker with AriadneMiddleware "
-                "(create_agent(..., middleware=[AriadneMiddleware(store)])), whose turns are traces of their own, "
-                "replayed on the worker's own graph (docs/harnesses.md). Else add the subgraph as the node itself "
-                "(builder.add_node(name, subgraph)), or replay with tool_policy='live' if its tools have no side "
-                "effects"
-            )
-    if stops != list(graph.interrupt_before_nodes):
-        update["interrupt_before_nodes"] = stops
-    return graph.copy(update=update) if update else graph

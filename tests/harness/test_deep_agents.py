@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,15 @@ def test_a_fork_that_loses_the_conversation_is_refused_by_name(monkeypatch: pyte
     """Copy a delta checkpoint without its history (the old fork): every replay is refused with the named error and
     the audit scores nothing, instead of scoring replays of another conversation."""
     graph, traces = run_deep_lookup(InMemorySaver(), questions=QUESTIONS[:2])
-    monkeypatch.setattr(_fork, "_rebuilt", lambda channels, checkpoint: [])
+    put = _fork._put
+
+    def without_history(iso_saver: Any, level: _fork.Level, thread: str, edit: Any) -> None:
+        """The raw delta checkpoint copied as it is stored: no ``messages`` value, only the last writes."""
+        values = {k: v for k, v in level.saved.checkpoint["channel_values"].items() if k != "messages"}
+        saved = replace(level.saved, checkpoint={**level.saved.checkpoint, "channel_values": values})
+        put(iso_saver, replace(level, saved=saved), thread, edit)
+
+    monkeypatch.setattr(_fork, "_put", without_history)
     with pytest.raises(ReplayInputMismatchError, match=r"message 1 differs \(recorded a human message"):
         Replayer(graph).replay(traces[0], 0, "I should look up the price of the plum with the price tool.")
     report = Auditor(graph).audit_batch(traces)

@@ -98,9 +98,7 @@ def link_scores(results: Iterable[AuditResult], *, quote: bool = False) -> list[
     grouped: dict[tuple[str, str], list[AuditResult]] = defaultdict(list)
     for r in _contradictions(results):
         grouped[(r.trace_id, r.link)].append(r)
-    return [
-        LinkScore(trace_id, link, _link_score(link, audits, quote)) for (trace_id, link), audits in grouped.items()
-    ]
+    return [LinkScore(trace_id, link, _link_score(link, audits, quote)) for (trace_id, link), audits in grouped.items()]
 
 
 def write_back(

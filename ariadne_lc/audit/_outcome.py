@@ -1,5 +1,5 @@
-"""What one planned audit made and produced, before it is judged: :class:`Made` (the interventions and the gate's
-records) and :class:`Ran` (everything after the replay), plus the controls that need no critic, and how a stage's
+"""What one planned audit made and produced, before it is judged: :class:`Edits` (the interventions and the gate's
+records) and :class:`Outcome` (everything after the replay), plus the controls that need no critic, and how a stage's
 failure is said (:func:`stage_failed`)."""
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from ariadne_lc.trace import Trace
 
 logger = logging.getLogger("ariadne_lc.audit")
 
-__all__ = ["MULTI_SEPARATOR", "Made", "Ran", "control_intervention", "stage_failed"]
+__all__ = ["MULTI_SEPARATOR", "Edits", "Outcome", "control_intervention", "stage_failed"]
 
 MULTI_SEPARATOR = "\n\n"
 """Joins the thoughts of the steps of a multi-step intervention."""
 
 
 @dataclass(frozen=True, slots=True)
-class Made:
+class Edits:
     """The interventions made for one planned audit, one per step, and the gate's record of each gated one."""
 
     per_step: dict[int, Intervention]
@@ -70,10 +70,10 @@ class Made:
 
 
 @dataclass(frozen=True, slots=True)
-class Ran:
+class Outcome:
     """Everything one planned audit produced, before it is judged."""
 
-    made: Made | None = None
+    made: Edits | None = None
     """``None`` when making the intervention failed (or there was nothing to make: no recorded answer)."""
     strength: float | None = None
     replay: ReplayResult | None = None
@@ -120,7 +120,7 @@ def control_intervention(planned: PlannedAudit, thought: str) -> Intervention | 
 
 def stage_failed(stage: Span, what: str, trace: Trace, planned: PlannedAudit, exc: Exception) -> Exception:
     """Log ``exc``, the failure of stage ``what`` of ``planned`` on ``trace`` (a traceback unless it is one of ours), on
-    the stage's span too; returns it for the :class:`Ran` that carries it."""
+    the stage's span too; returns it for the :class:`Outcome` that carries it."""
     steps = "+".join(str(k) for k in planned.steps)
     ours = isinstance(exc, AriadneError)  # anything else (a checkpointer, a user's component) gets its traceback
     logger.warning(
