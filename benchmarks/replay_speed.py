@@ -14,6 +14,11 @@ and reports:
 * **audit ms/call**: the whole ``audit_batch`` wall time (plan, critics, gates, replays, scoring) over every model
   call the audit made,
 * each over own ms/step (target: replay <= 1.0x, audit <= 1.5x),
+* the ``thought->action`` re-runs (one model turn each, resumed from the checkpoint before the step and stopped before
+  its tools), their CPU per call, and **LangGraph's floor** for one: the agent's own graph resumed from such a
+  checkpoint by LangGraph's time travel, stopped before its tools, nothing of ariadne_lc in between; **x floor**: the
+  replayer's whole time over what its calls would cost at the floor (re-runs at LangGraph's floor, replayed turns at the
+  agent's own step),
 * whether the two sides' results are the same field by field (ids, times and the replay's own thread and
   checkpoint ids aside: they are fresh on every run).
 
@@ -207,11 +212,20 @@ def spread(values: Sequence[float]) -> float:
     return (max(values) - min(values)) / 2 / statistics.median(values)
 
 
+def _reruns(runs: Sequence[dict[str, Any]]) -> str:
+    """Re-runs, their CPU per call, LangGraph's own floor for one, and the replayer's time over its floor."""
+    rerun = statistics.median(r["rerun_ms"] for r in runs)
+    floor = statistics.median(r["floor_ms"] for r in runs)
+    over = statistics.median(r["over_floor"] for r in runs)
+    return f"{runs[0]['reruns']:>7} {rerun:>9.2f} {floor:>8.2f} {over:>6.2f}x"
+
+
 def report(sizes: Sequence[int], samples: dict[str, dict[int, list[dict[str, Any]]]]) -> list[str]:
     """Print the table; returns the targets missed and the sizes whose results differ."""
     print(
         f"{'K':>4} {'side':6} {'own ms/step':>11} {'replay ms/call':>14} {'x step':>7} {'audit ms/call':>13} "
-        f"{'x step':>7} {'spread':>7} {'calls':>5} {'results':>7}"
+        f"{'x step':>7} {'spread':>7} {'calls':>5} {'results':>7} {'re-runs':>7} {'re-run ms':>9} {'floor ms':>8} "
+        f"{'x floor':>7}"
     )
     failed = []
     for k in sizes:
@@ -223,7 +237,7 @@ def report(sizes: Sequence[int], samples: dict[str, dict[int, list[dict[str, Any
             print(
                 f"{k:>4} {side:6} {own:>11.2f} {statistics.median(r['replay_ms'] for r in runs[k]):>14.2f} "
                 f"{replay:>6.2f}x {statistics.median(r['audit_ms'] for r in runs[k]):>13.2f} {audit:>6.2f}x "
-                f"{noise:>6.0%} {runs[k][0]['model_calls']:>5} {runs[k][0]['results']:>7}"
+                f"{noise:>6.0%} {runs[k][0]['model_calls']:>5} {runs[k][0]['results']:>7} {_reruns(runs[k])}"
             )
             if side == "after" and replay > REPLAY_TARGET:
                 failed.append(f"K={k}: replay {replay:.2f}x the agent's step (target <= {REPLAY_TARGET}x)")

@@ -127,7 +127,8 @@ def action_flow(
         )
         derived = yield from derive(source, thought, context)
         calls = tuple(ToolCall(id=c["id"], name=c["name"], args=c["args"]) for c in derived)
-        unchecked = check_input(target_of(trace, [step], rerun=True), counter.inputs) if _checks(source) else None
+        rerun = target_of(trace, [step], rerun=True)
+        unchecked = check_input(rerun, counter.seen(rerun)) if _checks(source) else None
         made, ran = counter.model_calls, counter.tool_calls
         return DerivedAction(
             calls, source.name, made, ran, invalid_calls(calls, tools), input_checked=_checks(source) and not unchecked,
@@ -191,7 +192,7 @@ def _resumed(
             f"the re-run of step {index}'s model wrote no message: its node ({node!r}) did not run again from the "
             "checkpoint before it"
         )
-    unchecked = check_input(target, counter.inputs)
+    unchecked = check_input(target, counter.seen(target))
     calls = _calls(written[0])
     return DerivedAction(
         calls=calls,

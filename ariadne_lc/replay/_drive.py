@@ -17,7 +17,6 @@ from ariadne_lc.errors import (
     NoThoughtError,
     NotReplayableError,
 )  # fmt: skip
-from ariadne_lc.recorder._inputs import model_input
 from ariadne_lc.replay import _ops
 from ariadne_lc.replay._derive import StepContext, derive, with_tool_calls
 from ariadne_lc.replay._fork import Level, copy_levels
@@ -136,7 +135,7 @@ def replay_flow(
     steps = [check_step(trace, k, thought_needed=not outputs) for k in sorted(thoughts)]
     last = steps[-1]
     levels, original = yield from replayer.locate(last)
-    forked = model_input(levels[-1].before.values.get("messages", ()), None, "state")
+    forked = list(levels[-1].before.values.get("messages", ()))  # digested only when no model call was made
     written = _update(levels, original, steps, thoughts)
     intercept = early or replayer.tool_policy is ToolPolicy.RECORDED or bool(outputs)
     as_node = last.node

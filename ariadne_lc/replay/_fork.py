@@ -176,21 +176,37 @@ def _in_writes(level: Level, step: Step) -> AIMessage | None:
     return next((m for m in written if m.id == step.message_id), written[0] if written else None)
 
 
-def _read(
-    saver: Any, config: dict[str, Any], ns: str, channels_of: Callable[[str], Mapping[str, Any]]
-) -> Flow[tuple[Any, dict[str, Any]]]:
-    """The raw checkpoint tuple at ``config`` and its checkpoint with every rebuilt channel whole (``None``, {}: the
-    checkpoint is gone)."""
-    saved = yield _ops.checkpoint_tuple(saver, config)
-    if saved is None:
-        return None, {}
-    checkpoint = saved.checkpoint
-    channels = channels_of(ns)
+def _whole_values(saver: Any, saved: Any, channels: Mapping[str, Any]) -> Flow[dict[str, Any]]:
+    """The checkpoint of the raw tuple ``saved`` with every channel it rebuilds from its ancestors' writes whole."""
+    checkpoint: dict[str, Any] = saved.checkpoint
     names = _rebuilt(channels, checkpoint)
     if names:
         whole = yield from _whole(saver, saved.config, channels, names)
         checkpoint = {**checkpoint, "channel_values": {**checkpoint["channel_values"], **whole}}
-    return saved, checkpoint
+    return checkpoint
+
+
+def _by_superstep(saver: Any, thread: str, ns: str, step: Step, task_id: str) -> Flow[Any]:
+    """The raw checkpoint before ``step``, found without the thread's history: LangGraph ran the step's task in
+    superstep s from the checkpoint it saved after superstep s - 1 (checkpoint metadata ``step``); of the thread's
+    checkpoints of that superstep (a thread forked by time travel has several), the one whose pending writes hold the
+    task's (or the step's message). ``None``: none does (a saver that keeps no writes), and the history decides."""
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ns}}
+    candidates = yield _ops.checkpoints(saver, config, {"step": int(step.langgraph_step or 0) - 1})
+    for candidate in candidates:
+        writes = candidate.pending_writes or ()
+        if any(task == task_id for task, _, _ in writes):
+            return candidate
+        if step.message_id and any(
+            _holds(value, step.message_id) for _, channel, value in writes if channel == "messages"
+        ):
+            return candidate
+    return None
+
+
+def _holds(value: Any, message_id: str) -> bool:
+    items = value if isinstance(value, list | tuple) else [value]
+    return any(getattr(m, "id", None) == message_id for m in items)
 
 
 def relative(ns: str, cut: int) -> str:
@@ -225,17 +241,21 @@ def locate(
                 "replays answer tool calls from the recording instead of running the tool node, so they cannot "
                 "re-enter it. Audit the inner agent's own runs (record it with its own thread)"
             )
-        index = yield from histories.index(graph, thread, ns)
-        i = _find(index, task_id, step)
-        saved, checkpoint = (
-            (None, {}) if i is None else (yield from _read(saver, index.entries[i].config, ns, channels_of))
-        )
+        index: HistoryIndex | None = None
+        saved = None
+        if depth + 1 == len(path) and step.langgraph_step is not None:  # the step's own superstep: no history
+            saved = yield from _by_superstep(saver, thread, ns, step, task_id)
+        if saved is None:
+            index = yield from histories.index(graph, thread, ns)
+            i = _find(index, task_id, step)
+            saved = None if i is None else (yield _ops.checkpoint_tuple(saver, index.entries[i].config))
         if saved is None:  # an index read earlier no longer answers: the thread went on, or was deleted
             index = yield from histories.index(graph, thread, ns, fresh=True)
             i = _before(index, task_id, step, ns)
-            saved, checkpoint = yield from _read(saver, index.entries[i].config, ns, channels_of)
+            saved = yield _ops.checkpoint_tuple(saver, index.entries[i].config)
             if saved is None:
                 raise NotReplayableError(f"checkpoint {index.entries[i].config['configurable']} vanished")
+        checkpoint = yield from _whole_values(saver, saved, channels_of(ns))
         level = _level(ns, node, task_id, saved, checkpoint)
         if "messages" not in level.before.values:
             raise NotReplayableError(
@@ -246,6 +266,8 @@ def locate(
         if depth + 1 == len(path):
             original = _in_writes(level, step)
             if original is None:
+                if index is None:
+                    index = yield from histories.index(graph, thread, ns)
                 original = yield from _written(graph, index, level.before, step)
             return levels, original
     raise NotReplayableError(f"step {step.index} has no task path; it cannot be located")

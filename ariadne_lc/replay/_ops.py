@@ -13,7 +13,8 @@ from ariadne_lc._twin import Call
 from ariadne_lc.errors import ReplayError
 
 __all__ = [
-    "checkpoint_tuple", "delta_history", "history", "invoke", "run_tool", "snapshot", "state", "update_state",
+    "checkpoint_tuple", "checkpoints", "delta_history", "history", "invoke", "run_tool", "snapshot", "state",
+    "update_state",
 ]  # fmt: skip
 
 
@@ -24,6 +25,16 @@ def history(graph: Any, config: dict[str, Any]) -> Call[list[Any]]:
         return [s async for s in graph.aget_state_history(config)]
 
     return Call(lambda: list(graph.get_state_history(config)), later)
+
+
+def checkpoints(saver: Any, config: dict[str, Any], metadata: dict[str, Any]) -> Call[list[Any]]:
+    """The raw checkpoint tuples of one namespace of a thread whose metadata matches ``metadata`` (the saver filters:
+    only those are read), newest first."""
+
+    async def later() -> list[Any]:
+        return [t async for t in saver.alist(config, filter=metadata)]
+
+    return Call(lambda: list(saver.list(config, filter=metadata)), later)
 
 
 def checkpoint_tuple(saver: Any, config: dict[str, Any]) -> Call[Any]:

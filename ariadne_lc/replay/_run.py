@@ -71,21 +71,37 @@ class Counter(BaseCallbackHandler):
     tool_calls: int = 0
     run_inline: bool = field(default=True)
     inputs: list[ModelInput] = field(default_factory=list)
+    """What the middleware saw of the first model call (the callback's own: :meth:`seen`)."""
     outside: bool = False
     """Keep a call made outside the graph too (a deriver's re-run of the step's model)."""
+    _callback: tuple[list[BaseMessage], Any] | None = None
+    """The first model call's messages and tools as its start callback saw them, digested only when read."""
 
     def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], **kwargs: Any) -> None:
         self.model_calls += 1
         in_graph = self.outside or "langgraph_node" in (kwargs.get("metadata") or {})  # not a deriver's own call
-        if in_graph and messages and not any(i.source == "callback" for i in self.inputs):
-            params = kwargs.get("invocation_params") or {}
-            self.inputs.append(model_input(messages[0], params.get("tools"), "callback"))
+        if in_graph and messages and self._callback is None:
+            self._callback = (list(messages[0]), (kwargs.get("invocation_params") or {}).get("tools"))
 
     def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
         self.model_calls += 1
 
     def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
         self.tool_calls += 1
+
+    @property
+    def called(self) -> bool:
+        """Whether the replay made a model call that was seen."""
+        return bool(self.inputs) or self._callback is not None
+
+    def seen(self, target: CheckTarget | Unchecked) -> list[ModelInput]:
+        """The first call's inputs to check against ``target``: the callback's is digested (a whole conversation,
+        message by message) only when no input of the source the record was made by was kept otherwise."""
+        if self._callback is None or isinstance(target, Unchecked):
+            return list(self.inputs)
+        if any(i.source == target.recorded.source for i in self.inputs):
+            return list(self.inputs)
+        return [*self.inputs, model_input(*self._callback, "callback")]
 
 
 _NODES_PER_TURN = 8
@@ -156,7 +172,7 @@ class Run:
         target: CheckTarget | Unchecked,
         *,
         intercept: bool,
-        forked: ModelInput | None,
+        forked: Sequence[BaseMessage] | None,
         deriver: str | None,
         guard: Sequence[str] = (),
     ) -> Flow[ReplayResult]:
@@ -169,10 +185,11 @@ class Run:
         for _ in range(self.turns * 3 + 3):
             snapshot = yield _ops.state(iso, config)
             if not snapshot.next:
-                unchecked = check_input(target, counter.inputs)
-                if unchecked is not None and not counter.inputs and forked is not None:
+                unchecked = check_input(target, counter.seen(target))
+                if unchecked is not None and not counter.called and forked is not None:
                     copied = yield _ops.state(iso, at)  # the answer came from graph code: check the fork's state
-                    if same_messages(model_input(copied.values.get("messages", ()), None, "state"), forked):
+                    copied_input = model_input(copied.values.get("messages", ()), None, "state")
+                    if same_messages(copied_input, model_input(forked, None, "state")):
                         unchecked = None
                 return self._finished(levels, snapshot, served, answers, deriver, unchecked)
             asked = pending_interrupts(snapshot)
@@ -192,7 +209,9 @@ class Run:
             if intercept and tool_node is not None and tool_node in level.next and _hands_off(level.values):
                 # the run ends where it hands off to another agent, as the recorded run did (its answer is the
                 # hand-off turn's text): a replay never serves a hand-off, which would lose its move to the agent
-                return self._finished(levels, level, served, answers, deriver, check_input(target, counter.inputs))
+                return self._finished(
+                    levels, level, served, answers, deriver, check_input(target, counter.seen(target))
+                )
             if intercept and tool_node is not None and tool_node in level.next:
                 tool_messages = yield from serve(
                     level.values, served, replayer.tools_of(ns), replayer.safe_tools, self.early
