@@ -78,3 +78,14 @@ def test_the_async_batch_pins_each_run_in_its_own_task() -> None:
     assert all(len(seen) == 1 for seen in slots.seen.values()), slots.seen
     assert set().union(*slots.seen.values()) <= {0, 1, 2}
     assert current_slot() is None
+
+
+def test_a_batch_inside_a_pinned_block_counts_its_slots_from_the_callers() -> None:
+    """``ariadne-lc audit --concurrency`` audits one trace at a time per slot: the batch of one keeps the slot."""
+    slots = _Slots()
+    graph, traces = _recorded(slots)
+    with pinned(2):
+        Auditor(graph).audit_batch(traces[:1], max_concurrency=1)
+        Auditor(graph).audit_batch(traces[1:3], max_concurrency=2)
+    assert set().union(*slots.seen.values()) == {2, 3}, slots.seen
+    assert slots.seen[traces[0].query.split(":")[0].removeprefix("Run R")] == {2}

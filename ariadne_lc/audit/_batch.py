@@ -18,7 +18,7 @@ from ariadne_lc.audit._sinks import AuditSink, FinishedAudit, dispatch
 from ariadne_lc.errors import AriadneError, ConfigurationError
 from ariadne_lc.otel import AuditSpans
 from ariadne_lc.records import AuditReport, AuditResult, ReplayMode
-from ariadne_lc.slots import pinned
+from ariadne_lc.slots import current_slot, pinned
 from ariadne_lc.stats import build_report
 from ariadne_lc.trace import Trace
 
@@ -80,7 +80,7 @@ class BatchAudits:
         batch = RecordedValues.from_traces(items)
 
         free: queue.SimpleQueue[int] = queue.SimpleQueue()  # the model-server slots (ariadne_lc.slots)
-        for slot in range(max_concurrency):
+        for slot in _slots(max_concurrency):
             free.put(slot)
 
         def one(t: Trace) -> list[AuditResult]:
@@ -107,7 +107,7 @@ class BatchAudits:
         self._check_batch(interventions, max_concurrency)
         items = list(traces)
         free: asyncio.Queue[int] = asyncio.Queue()  # the model-server slots (ariadne_lc.slots): at most one run each
-        for slot in range(max_concurrency):
+        for slot in _slots(max_concurrency):
             free.put_nowait(slot)
         batch = RecordedValues.from_traces(items)
 
@@ -153,3 +153,11 @@ class BatchAudits:
             result = AuditResult.unauditable(trace, exc, replay_mode=self.replay_mode, units=units_of(trace))
             dispatch(self.sinks, FinishedAudit(result, trace, None))
             return [result]
+
+
+def _slots(count: int) -> range:
+    """The slots a batch pins its runs to: ``count`` of them from the one its caller is pinned to (0 outside any), so
+    that a batch run inside a pinned block (one trace at a time per slot, ``ariadne-lc audit --concurrency``) keeps
+    the caller's."""
+    first = current_slot() or 0
+    return range(first, first + count)

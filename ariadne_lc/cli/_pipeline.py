@@ -4,8 +4,10 @@ long summary lines (the summary itself is :mod:`ariadne_lc.cli._summary`, the CI
 from __future__ import annotations
 
 import json
+import queue
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +24,7 @@ from ariadne_lc.errors import SuiteFormatError
 from ariadne_lc.recorder import AriadneCallbackHandler
 from ariadne_lc.records import AuditReport, AuditResult
 from ariadne_lc.report import link_answers
+from ariadne_lc.slots import pinned
 from ariadne_lc.stats import build_report
 from ariadne_lc.store import ResultStore, TraceStore
 from ariadne_lc.trace import Trace, recorded_trace_id
@@ -155,22 +158,49 @@ def audit_traces(
     concurrency: int = 1,
     prior: Sequence[AuditResult] = (),
 ) -> AuditReport:
-    """Audit ``concurrency`` traces at a time, storing each result at once, until done or the budget is spent; the
-    report covers ``prior`` (results of other traces an interrupted run stored) as well."""
-    collected: list[AuditResult] = list(prior)
-    with _progress() as progress:
+    """Audit ``concurrency`` traces at a time, each pinned to a model-server slot of its own (:mod:`ariadne_lc.slots`)
+    and the next started as soon as one ends, storing each trace's results at once, until done or the budget is spent;
+    the report covers ``prior`` (results of other traces an interrupted run stored) as well, the traces in order."""
+    audited: dict[int, list[AuditResult]] = {}
+    free: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for slot in range(concurrency):
+        free.put(slot)
+
+    def one(trace: Trace) -> list[AuditResult]:
+        slot = free.get()
+        try:
+            with pinned(slot):  # the batch of one keeps the slot (ariadne_lc.slots)
+                return list(
+                    auditor.audit_batch([trace], step=step, interventions=interventions, max_concurrency=1).results
+                )
+        finally:
+            free.put(slot)
+
+    pending = iter(enumerate(traces))
+    with _progress() as progress, ThreadPoolExecutor(concurrency, thread_name_prefix="ariadne-audit") as pool:
         task = progress.add_task("auditing", total=len(traces))
-        for start in range(0, len(traces), concurrency):
-            if budget.exhausted():
-                break
-            chunk = traces[start : start + concurrency]
-            batch = auditor.audit_batch(chunk, step=step, interventions=interventions, max_concurrency=concurrency)
-            with uninterrupted():  # a trace's results are stored together (a resumed run skips the trace)
-                for r in batch.results:
-                    results.put_result(r)
-                    budget.spend(r.model_calls)
-            collected.extend(batch.results)
-            progress.advance(task, len(chunk))
+        running: dict[Future[list[AuditResult]], int] = {}
+
+        def start_next() -> None:
+            index, trace = next(pending, (-1, None))
+            if trace is not None and not budget.exhausted():
+                running[pool.submit(one, trace)] = index
+
+        for _ in range(concurrency):
+            start_next()
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                index = running.pop(future)
+                got = future.result()
+                with uninterrupted():  # a trace's results are stored together (a resumed run skips the trace)
+                    for r in got:
+                        results.put_result(r)
+                        budget.spend(r.model_calls)
+                audited[index] = got
+                progress.advance(task)
+                start_next()
+    collected = [*prior, *(r for index in sorted(audited) for r in audited[index])]
     report = build_report(collected)
     if report.nothing_to_audit:
         runs = len({*(t.trace_id for t in traces), *(r.trace_id for r in prior)})
