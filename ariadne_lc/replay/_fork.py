@@ -165,14 +165,21 @@ def _written(graph: Any, index: HistoryIndex, before: Before, step: Step) -> Flo
     return original
 
 
+def _messages_in(value: Any) -> list[Any]:
+    """What a node's ``messages`` update holds: one message or a list."""
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
 def _in_writes(level: Level, step: Step) -> AIMessage | None:
-    """The step's own message among its task's writes (a node's ``messages`` update: one message or a list)."""
+    """The step's own message among its task's writes."""
     known = {m.id for m in level.before.values.get("messages", ())}
-    written: list[AIMessage] = []
-    for channel, value in level.own_writes:
-        if channel == "messages":
-            items = value if isinstance(value, list | tuple) else [value]
-            written += [m for m in items if isinstance(m, AIMessage) and m.id not in known]
+    written = [
+        m
+        for channel, value in level.own_writes
+        if channel == "messages"
+        for m in _messages_in(value)
+        if isinstance(m, AIMessage) and m.id not in known
+    ]
     return next((m for m in written if m.id == step.message_id), written[0] if written else None)
 
 
@@ -197,16 +204,12 @@ def _by_superstep(saver: Any, thread: str, ns: str, step: Step, task_id: str) ->
         writes = candidate.pending_writes or ()
         if any(task == task_id for task, _, _ in writes):
             return candidate
-        if step.message_id and any(
-            _holds(value, step.message_id) for _, channel, value in writes if channel == "messages"
-        ):
+        written = (
+            getattr(m, "id", None) for _, channel, value in writes if channel == "messages" for m in _messages_in(value)
+        )
+        if step.message_id and step.message_id in written:
             return candidate
     return None
-
-
-def _holds(value: Any, message_id: str) -> bool:
-    items = value if isinstance(value, list | tuple) else [value]
-    return any(getattr(m, "id", None) == message_id for m in items)
 
 
 def relative(ns: str, cut: int) -> str:
@@ -226,9 +229,10 @@ def locate(
     ``tool_node_of`` gives a level's (namespace's) tool node, to refuse a step taken inside
     a graph that a tool called (the replay never runs tool nodes, so it cannot re-enter one; an agent's own run
     inside a tool is replayed on its own graph instead: :mod:`ariadne_lc.replay._own`); ``channels_of`` its channels.
-    ``histories`` keeps each thread's index of checkpoints (:mod:`ariadne_lc.replay._history`): the history is read
-    once per thread, and each level's checkpoint is then read once, raw, by id (its pending writes hold the step's
-    message: the checkpoint the step wrote is read only when the saver kept no writes).
+    The step's own level is found by its superstep (:func:`_by_superstep`: no history read); a level above it, or a
+    step the saver kept no writes of, through ``histories``, each thread's index of checkpoints
+    (:mod:`ariadne_lc.replay._history`, read once per thread). Each level's checkpoint is read once, raw (its pending
+    writes hold the step's message: the checkpoint the step wrote is read only when the saver kept no writes).
     """
     thread = str(step.checkpoint.thread_id)
     saver = graph.checkpointer

@@ -131,8 +131,11 @@ def _calls_of(given: Any) -> tuple[list[dict[str, Any]], bool]:
         return [dict(given["tool_call"])], False
     if isinstance(given, list) and given and isinstance(given[-1], dict) and given[-1].get("type") == "tool_call":
         return [dict(c) for c in given], False
-    messages = given if isinstance(given, list) else (given or {}).get("messages") or [None]
-    if not isinstance(given, list) and not isinstance(given, dict):
+    if isinstance(given, list):
+        messages = given
+    elif isinstance(given, dict):
+        messages = given.get("messages") or [None]
+    else:  # a state that is an object (a pydantic or dataclass state schema)
         messages = getattr(given, "messages", None) or [None]
     last = messages[-1]
     if not isinstance(last, AIMessage) or not last.tool_calls:
