@@ -1,10 +1,10 @@
 """The replay's own checkpointer: LangGraph's ``InMemorySaver`` keeping its checkpoints as objects, not bytes.
 
-A replay stops before every tool node and resumes after its outputs are served, so LangGraph reads the isolated
-thread's newest checkpoint several times per model turn (the state, the resume, the update). Stock
-``InMemorySaver`` serializes each checkpoint with msgpack and decodes it again on every read: the whole
+LangGraph reads the isolated thread's checkpoint wherever a replay or a re-run starts, resumes, is updated or ends.
+Stock ``InMemorySaver`` serializes each checkpoint with msgpack and decodes it again on every read: the whole
 conversation, message by message through pydantic, for a thread that lives a few milliseconds in one process and is
-then thrown away. That decoding was a third of an audit's own time on a scripted model.
+then thrown away. That decoding was a third of an audit's own time on a scripted model (when a replay still stopped
+before each tool node).
 
 :class:`KeptSerde` keeps each value as it is instead, behind copies of its containers (dicts, lists, tuples, sets):
 what a read hands to LangGraph is never what the saver holds, so a superstep that updates a checkpoint's versions in
